@@ -1,0 +1,163 @@
+#include "suite.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+#include "cuda_check.hpp"
+#include "sizes.hpp"
+
+namespace triaudit {
+namespace {
+
+struct SuiteState {
+  DeviceProbe probe;
+  std::unique_ptr<DeviceContext> context;
+  std::atomic<int> failed{0};
+  std::atomic<int> skipped{0};
+};
+
+SuiteState& suite() {
+  static SuiteState s;
+  return s;
+}
+
+void skip(benchmark::State& state, const std::string& reason) {
+  ++suite().skipped;
+  const std::string msg = "skipped: " + reason;
+#if TRIAUDIT_HAVE_SKIP_WITH_MESSAGE
+  state.SkipWithMessage(msg);
+#else
+  state.SkipWithError(msg.c_str());
+#endif
+}
+
+void fail(benchmark::State& state, const std::string& what) {
+  ++suite().failed;
+  state.SkipWithError(what.c_str());
+}
+
+bool wants_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  return false;
+}
+
+bool lists_only(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0 &&
+        std::strcmp(argv[i], "--benchmark_list_tests=false") != 0)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+const DeviceContext& device() {
+  if (!suite().context) throw Error("no device context: device() called outside a benchmark body");
+  return *suite().context;
+}
+
+void run_guarded(benchmark::State& state, const std::function<void()>& body) {
+  if (!suite().probe.available) {
+    skip(state, "no CUDA device (" + suite().probe.reason + ")");
+    return;
+  }
+  try {
+    body();
+  } catch (const SkipCase& e) {
+    skip(state, e.what());
+  } catch (const VerificationError& e) {
+    fail(state, std::string("verification failed: ") + e.what());
+  } catch (const std::exception& e) {
+    fail(state, std::string("error: ") + e.what());
+  }
+}
+
+void require_free_memory(std::size_t bytes) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  TRIAUDIT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t margin = 256u << 20;  // the runtime, cuBLAS workspaces, fragmentation
+  if (bytes + margin > free_bytes)
+    throw SkipCase("needs " + format_bytes(bytes) + " of device memory, " + format_bytes(free_bytes) +
+                   " free of " + format_bytes(total_bytes));
+}
+
+int suite_main(int argc, char** argv, const SuiteSpec& spec) {
+  long long ordinal = 0;
+  FlagSet flags;
+  flags.add_int("device", &ordinal, 0, 1023, "CUDA device ordinal to measure (after CUDA_VISIBLE_DEVICES)");
+  if (spec.add_flags) spec.add_flags(flags);
+
+  if (wants_help(argc, argv)) {
+    std::cout << spec.executable << ": " << spec.summary << "\n\ntriaudit flags:\n"
+              << flags.help()
+              << "\nExit codes: 0 ok, 1 a case failed, 2 bad command line, 77 no CUDA device.\n"
+              << "\nGoogle Benchmark flags follow.\n\n";
+  }
+  try {
+    flags.parse(&argc, argv);
+  } catch (const FlagError& e) {
+    std::cerr << spec.executable << ": bad command line: " << e.what() << "\n";
+    return kExitBadCommandLine;
+  }
+  const bool list_only = lists_only(argc, argv);  // before Initialize consumes the flag
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitBadCommandLine;
+
+  try {
+    spec.register_benchmarks();
+  } catch (const std::exception& e) {
+    std::cerr << spec.executable << ": bad command line: " << e.what() << "\n";
+    return kExitBadCommandLine;
+  }
+  if (list_only) {
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return kExitOk;
+  }
+
+  SuiteState& s = suite();
+  for (const auto& [k, v] : build_context_entries(std::getenv("CUDA_VISIBLE_DEVICES")))
+    benchmark::AddCustomContext(k, v);
+  s.probe = probe_device(static_cast<int>(ordinal));
+  if (s.probe.available) {
+    try {
+      auto ctx = std::make_unique<DeviceContext>();
+      char bus[32] = {};
+      TRIAUDIT_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, static_cast<int>(ordinal)));
+      ctx->nvml = std::make_unique<NvmlDevice>(bus, std::string());
+      ctx->description = describe_device(static_cast<int>(ordinal), *ctx->nvml);
+      s.context = std::move(ctx);
+    } catch (const std::exception& e) {
+      s.probe.available = false;
+      s.probe.reason = std::string("describing the device failed: ") + e.what();
+    }
+  }
+  if (s.probe.available) {
+    for (const auto& [k, v] : device_context_entries(s.context->description))
+      benchmark::AddCustomContext(k, v);
+  } else {
+    benchmark::AddCustomContext("gpu_available", "false");
+    benchmark::AddCustomContext("gpu_unavailable_reason", s.probe.reason);
+    std::cerr << spec.executable << ": no CUDA device (" << s.probe.reason
+              << "): every case is reported as skipped; exit code " << kExitNoDevice << "\n";
+  }
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+
+  if (!s.probe.available) return kExitNoDevice;
+  if (s.failed > 0) {
+    std::cerr << spec.executable << ": " << s.failed.load() << " case(s) failed; see their error messages\n";
+    return kExitCaseFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace triaudit

@@ -1,0 +1,164 @@
+// triaudit_stream: the bandwidth corner. STREAM copy / scale / add / triad / dot in FP32 and
+// FP64 over a sweep of array sizes from L2-resident to far beyond the L2, hot (data left in L2
+// by the previous operation) and cold (L2 flushed before each timed operation).
+//
+// Name:  stream/<op>/<fp32|fp64>/cache:<hot|cold>/bytes:<bytes of ONE array>
+// Bytes: arrays read + written per element (copy 2, scale 2, add 3, triad 3, dot 2), as STREAM
+//        and BabelStream count them; `working_set_bytes` = arrays touched x array bytes.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../common/clock_watch.hpp"
+#include "../common/cuda_raii.hpp"
+#include "../common/gpu_timer.hpp"
+#include "../common/names.hpp"
+#include "../common/sizes.hpp"
+#include "../common/suite.hpp"
+#include "stream_check.hpp"
+
+namespace triaudit {
+namespace {
+
+struct StreamOptions {
+  std::uint64_t min_bytes = 512ULL << 10;
+  std::uint64_t max_bytes = 1ULL << 30;
+  std::vector<std::string> ops = {"copy", "scale", "add", "triad", "dot"};
+  std::vector<std::string> types = {"fp32", "fp64"};
+  std::vector<std::string> caches = {"hot", "cold"};
+  double min_time = 0.0;
+} g_options;
+
+// Hot cases batch small operations into one timed region (reported per operation) so the
+// event resolution and the gap between launches do not dominate.
+int ops_per_region(std::uint64_t array_bytes, bool cold) {
+  if (cold) return 1;  // each operation must start from a flushed L2
+  return static_cast<int>(std::clamp<std::uint64_t>((256ULL << 20) / array_bytes, 1, 100));
+}
+
+// Device arrays kept across Google Benchmark's repeated calls of one case (it calls the body
+// several times while it sizes the iteration count); re-filled on every call.
+struct Workspace {
+  std::uint64_t bytes = 0;
+  DeviceBuffer<unsigned char> a, b, c, partial, result;
+  std::unique_ptr<L2Flusher> flusher;
+};
+
+Workspace& workspace_for(std::uint64_t array_bytes) {
+  static Workspace ws;
+  if (ws.bytes != array_bytes) {
+    ws = Workspace{};  // free the previous case's arrays before asking for more
+    require_free_memory(kStreamArraysAllocated * array_bytes + 3 * device().description.l2_bytes);
+    ws.a = DeviceBuffer<unsigned char>(array_bytes);
+    ws.b = DeviceBuffer<unsigned char>(array_bytes);
+    ws.c = DeviceBuffer<unsigned char>(array_bytes);
+    ws.partial = DeviceBuffer<unsigned char>(64 * 1024 * sizeof(double));
+    ws.result = DeviceBuffer<unsigned char>(sizeof(double));
+    ws.bytes = array_bytes;
+  }
+  if (!ws.flusher) ws.flusher = std::make_unique<L2Flusher>(device().description.l2_bytes);
+  return ws;
+}
+
+template <typename T>
+void stream_case(benchmark::State& state, const std::string& name, StreamOp op, std::uint64_t array_bytes,
+                 bool cold) {
+  run_guarded(state, [&] {
+    const DeviceContext& dev = device();
+    const std::uint64_t n = array_bytes / sizeof(T);
+    Workspace& ws = workspace_for(array_bytes);
+    const kernels::StreamArrays arrays{ws.a.data(), ws.b.data(), ws.c.data(), ws.partial.data(), ws.result.data()};
+    const kernels::StreamLaunch launch = kernels::stream_launch<T>(op);
+    if (launch.blocks * sizeof(T) > ws.partial.bytes()) throw Error("dot: too many blocks for the partial-sum buffer");
+
+    Stream stream;
+    stream_prepare<T>(op, arrays, n, stream);
+    for (int i = 0; i < 2; ++i) kernels::stream_run<T>(op, arrays, n, launch, stream);  // warm-up
+    TRIAUDIT_CUDA_LAUNCH();
+    stream.synchronize();
+
+    const int ops = ops_per_region(array_bytes, cold);
+    GpuTimer timer(stream, cold ? ws.flusher.get() : nullptr);
+    ClockWatch clocks(dev.nvml.get(), static_cast<unsigned>(dev.description.sm_clock_max_mhz_nvml > 0
+                                                                ? dev.description.sm_clock_max_mhz_nvml
+                                                                : dev.description.sm_clock_max_khz / 1000));
+    for (auto _ : state) {
+      auto region = timer.region(state, ops);
+      for (int i = 0; i < ops; ++i) kernels::stream_run<T>(op, arrays, n, launch, stream);
+    }
+    TRIAUDIT_CUDA_LAUNCH();
+    timer.check();
+    clocks.finish(state);
+
+    // Every element once per case (per process); later calls of the same case check a sample.
+    static std::set<std::string> fully_verified;
+    const bool first = fully_verified.insert(name).second;
+    const VerifyResult v = stream_verify<T>(op, arrays, n, launch, stream, first ? 1 : 997);
+    if (!v.ok()) throw VerificationError(v.describe());
+
+    const double bytes = static_cast<double>(stream_bytes_moved(op, n, sizeof(T)));
+    state.counters["bytes_per_second"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["bytes_per_op"] = bytes;
+    state.counters["working_set_bytes"] = static_cast<double>(stream_arrays_touched(op) * array_bytes);
+    state.counters["ops_per_region"] = ops;
+    const double peak = theoretical_memory_bandwidth(dev.description);
+    if (peak > 0 && timer.seconds_per_op() > 0)
+      state.counters["peak_fraction"] = bytes / timer.seconds_per_op() / peak;
+  });
+}
+
+void register_stream() {
+  if (g_options.min_bytes > g_options.max_bytes)
+    throw std::invalid_argument("--min-bytes (" + format_bytes(g_options.min_bytes) + ") is above --max-bytes (" +
+                                format_bytes(g_options.max_bytes) + ")");
+  const auto sizes = power_of_two_sweep(g_options.min_bytes, g_options.max_bytes);
+  if (sizes.empty())
+    throw std::invalid_argument("no power of two lies between --min-bytes and --max-bytes");
+  auto wanted = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  for (StreamOp op : kStreamOps) {
+    if (!wanted(g_options.ops, stream_op_name(op))) continue;
+    for (const std::string type : {"fp32", "fp64"}) {
+      if (!wanted(g_options.types, type)) continue;
+      for (const std::string cache : {"hot", "cold"}) {
+        if (!wanted(g_options.caches, cache)) continue;
+        for (std::uint64_t bytes : sizes) {
+          const std::string name = BenchName("stream", stream_op_name(op), type).arg("cache", cache).arg("bytes", bytes).str();
+          const bool cold = cache == "cold";
+          auto* b = type == "fp32"
+                        ? benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { stream_case<float>(s, name, op, bytes, cold); })
+                        : benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { stream_case<double>(s, name, op, bytes, cold); });
+          b->UseManualTime()->Unit(benchmark::kMicrosecond);
+          if (g_options.min_time > 0) b->MinTime(g_options.min_time);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace triaudit
+
+int main(int argc, char** argv) {
+  using namespace triaudit;
+  SuiteSpec spec;
+  spec.executable = "triaudit_stream";
+  spec.summary = "STREAM bandwidth (copy, scale, add, triad, dot) from L2-resident sizes to HBM";
+  spec.add_flags = [](FlagSet& f) {
+    f.add_size("min-bytes", &g_options.min_bytes, "smallest array (one of the arrays), rounded up to a power of two");
+    f.add_size("max-bytes", &g_options.max_bytes,
+               "largest array, rounded down to a power of two; sizes that do not fit in free device memory are skipped");
+    f.add_list("ops", &g_options.ops, {"copy", "scale", "add", "triad", "dot"}, "operations");
+    f.add_list("types", &g_options.types, {"fp32", "fp64"}, "element types");
+    f.add_list("cache", &g_options.caches, {"hot", "cold"}, "hot: data left in L2; cold: L2 flushed before each op");
+    f.add_double("min-time", &g_options.min_time, 0.0, 3600.0,
+                 "minimum measured seconds per case (0: Google Benchmark's default)");
+  };
+  spec.register_benchmarks = register_stream;
+  return suite_main(argc, argv, spec);
+}

@@ -1,0 +1,7 @@
+// Lets a function be compiled for both the host (g++, for references and tests) and the device.
+#pragma once
+#if defined(__CUDACC__)
+#define TRIAUDIT_HD __host__ __device__
+#else
+#define TRIAUDIT_HD
+#endif

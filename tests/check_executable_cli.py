@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Runs a triaudit executable the way a user without a GPU would, and checks what it says.
+
+1. Every device hidden (CUDA_VISIBLE_DEVICES=""): exit code 77, a plain "no CUDA device"
+   message, and JSON in which every case is skipped with that reason (never a number).
+2. Bad flags: exit code 2 and a message naming the flag.
+3. The catalogue (--benchmark_list_tests) is the same with and without a device.
+Valid on machines with and without a GPU. Usage: check_executable_cli.py EXECUTABLE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(exe, *args, hide_devices=True):
+    env = dict(os.environ)
+    if hide_devices:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def main():
+    exe = sys.argv[1]
+    name = os.path.basename(exe)
+
+    listing = run(exe, "--benchmark_list_tests")
+    if listing.returncode != 0:
+        fail(f"--benchmark_list_tests exited {listing.returncode}: {listing.stderr}")
+    catalogue = [line for line in listing.stdout.splitlines() if line.strip()]
+    if not catalogue:
+        fail("empty catalogue")
+    if run(exe, "--benchmark_list_tests", hide_devices=False).stdout.splitlines() != listing.stdout.splitlines():
+        fail("catalogue differs with the device visible")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.json")
+        r = run(exe, "--benchmark_filter=bytes:1048576", f"--benchmark_out={out}", "--benchmark_out_format=json")
+        if r.returncode != 77:
+            fail(f"no-GPU run exited {r.returncode}, expected 77\n{r.stdout}\n{r.stderr}")
+        if "no CUDA device" not in r.stderr:
+            fail(f"no-GPU run does not say 'no CUDA device': {r.stderr!r}")
+        with open(out) as f:
+            data = json.load(f)
+        if data["context"].get("gpu_available") != "false" or not data["context"].get("gpu_unavailable_reason"):
+            fail(f"context lacks gpu_available=false and the reason: {data['context']}")
+        runs = data["benchmarks"]
+        if not runs:
+            fail("no benchmark in the JSON")
+        for b in runs:
+            msg = b.get("error_message") or b.get("skip_message") or ""
+            if not msg.startswith("skipped: no CUDA device ("):
+                fail(f"{b['name']}: not skipped with the reason: {msg!r}")
+            if "bytes_per_second" in b:
+                fail(f"{b['name']}: a skipped case carries a number")
+        print(f"{name}: no-GPU path ok ({len(runs)} cases skipped, exit 77)")
+
+    for bad, needle in [("--max-bytes=-5", "--max-bytes=-5"), ("--device=abc", "--device=abc"),
+                        ("--no-such-flag", "--no-such-flag"), ("--min-bytes=2GiB", "--min-bytes")]:
+        r = run(exe, bad)
+        if r.returncode != 2:
+            fail(f"{bad}: exited {r.returncode}, expected 2\n{r.stderr}")
+        if needle not in r.stderr:
+            fail(f"{bad}: message does not name it: {r.stderr!r}")
+    print(f"{name}: bad flags refused with exit 2")
+
+
+if __name__ == "__main__":
+    main()
