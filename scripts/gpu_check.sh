@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU check: on a machine with a GPU, the CUDA toolkit, CMake and Python, but possibly no
+# Google Benchmark, no GoogleTest and no network. Builds for the local GPU, runs the `gpu`
+# tests, runs the suite, and writes logs, the results (as a tarball) and the report into OUT.
+#
+#   scripts/prepare_gpu_carry.sh            # beforehand, on a machine with network
+#   scripts/gpu_check.sh OUT [PROFILE]      # on the GPU machine; PROFILE quick|full (default full)
+#
+# At most 8 files land in OUT (the device tool's limit): nvidia-smi.txt, build.log, ctest.log,
+# run.log, results.tar.gz, report/{report.md,stream.csv,stream_bandwidth.png}.
+set -uo pipefail
+OUT=${1:?usage: scripts/gpu_check.sh OUT [quick|full]}
+PROFILE=${2:-full}
+cd "$(dirname "$0")/.."
+mkdir -p "$OUT"
+start=$(date +%s)
+stamp() { echo "[gpu_check +$(( $(date +%s) - start ))s] $*"; }
+
+nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >> "$OUT/nvidia-smi.txt"
+extra=()
+[ -d .carry/benchmark ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_BENCHMARK=$PWD/.carry/benchmark" "-DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON")
+[ -d .carry/googletest ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_GOOGLETEST=$PWD/.carry/googletest")
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+
+stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-native})"
+{ cmake -S . -B build/gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="${TRIAUDIT_CUDA_ARCHITECTURES:-native}" "${extra[@]}" &&
+  cmake --build build/gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1
+if [ $? -ne 0 ]; then tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1; fi
+grep -iE "spill|lmem" "$OUT/build.log" | grep -v " 0 bytes spill" | head -5
+
+stamp "ctest (all labels)"
+ctest --test-dir build/gpu --output-on-failure > "$OUT/ctest.log" 2>&1
+ctest_rc=$?
+tail -15 "$OUT/ctest.log"
+
+stamp "suite, profile $PROFILE"
+PYTHONPATH=scripts python3 -m triaudit.runner --build-dir build/gpu --results results --profile "$PROFILE" \
+  > "$OUT/run.log" 2>&1
+run_rc=$?
+tail -5 "$OUT/run.log"
+run_dir=$(sed -n 's/^run written to \([^;]*\).*/\1/p' "$OUT/run.log" | tail -1)
+[ -n "$run_dir" ] && tar czf "$OUT/results.tar.gz" "$run_dir"
+
+if python3 -c "import pandas, matplotlib" 2>/dev/null; then
+  PYTHONPATH=scripts python3 -m triaudit.cli report ${run_dir:-results} --out "$OUT/report" | tail -3
+fi
+stamp "done: ctest exit $ctest_rc, suite exit $run_rc"
+[ $ctest_rc -eq 0 ] && [ $run_rc -eq 0 ]

@@ -1,0 +1,40 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _build_dir() -> Path:
+    return Path(os.environ.get("TRIAUDIT_BUILD_DIR", REPO / "build" / "ci"))
+
+
+@pytest.fixture(scope="session")
+def stream_exe() -> Path:
+    exe = _build_dir() / "benchmarks" / "stream" / "triaudit_stream"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built (scripts/test.sh builds it first)")
+    return exe
+
+
+@pytest.fixture(scope="session")
+def no_gpu_json(stream_exe, tmp_path_factory) -> Path:
+    """Real output of triaudit_stream with every device hidden: the no-GPU path."""
+    out = tmp_path_factory.mktemp("nogpu") / "triaudit_stream.json"
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    r = subprocess.run([str(stream_exe), "--benchmark_filter=bytes:(1048576|2097152)$|bytes:(1048576|2097152)/",
+                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 77, r.stderr
+    return out
+
+
+def real_result_files() -> list[Path]:
+    """Every measured run committed under results/."""
+    root = REPO / "results"
+    return sorted(p for p in root.rglob("*.json") if p.name != "manifest.json") if root.exists() else []

@@ -1,0 +1,105 @@
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from triaudit import cli, runner
+from synthetic import synthetic_stream_result, write
+
+
+def test_report_writes_tables_and_plot(tmp_path):
+    write(tmp_path / "results" / "synthetic-card" / "r1" / "synthetic_stream.json",
+          synthetic_stream_result("Synthetic Card A", hbm_gbps=4000))
+    out = tmp_path / "report"
+    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "Synthetic Card A" in md and "HBM" in md
+    assert (out / "stream.csv").read_text().startswith("op,type,cache,bytes")
+    png = (out / "stream_bandwidth.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
+
+
+def test_report_refuses_malformed_input_naming_it(tmp_path, capsys):
+    bad = tmp_path / "results" / "x" / "truncated_synthetic.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text('{"benchmarks": [')
+    assert cli.main(["report", str(tmp_path / "results"), "--out", str(tmp_path / "rep")]) == 2
+    assert "truncated_synthetic.json" in capsys.readouterr().err
+
+
+def test_report_never_writes_over_an_input(tmp_path, capsys):
+    # A result file (synthetic content) that sits where the report would write its CSV.
+    clash = tmp_path / "out" / "stream.csv"
+    clash.parent.mkdir()
+    clash.write_text(json.dumps(synthetic_stream_result("Synthetic", 1000)))
+    assert cli.main(["report", str(clash), "--out", str(tmp_path / "out")]) == 2
+    assert "refusing to write" in capsys.readouterr().err
+    assert json.loads(clash.read_text())["context"]["synthetic"]
+
+
+def test_report_on_no_gpu_output(no_gpu_json, tmp_path):
+    assert cli.main(["report", str(no_gpu_json), "--out", str(tmp_path / "r")]) == 0
+    assert "No measured STREAM results" in (tmp_path / "r" / "report.md").read_text()
+    assert not (tmp_path / "r" / "stream_bandwidth.png").exists()
+
+
+def test_run_without_gpu_measures_nothing_and_writes_nothing(stream_exe, tmp_path, monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    build = stream_exe.parents[2]
+    out = runner.run_suite(build, tmp_path / "results", "quick", only=["stream"], log=lambda *_: None)
+    assert out.exit_code == 77
+    assert "no CUDA device" in out.message and "nothing measured" in out.message
+    assert not any((tmp_path / "results").rglob("*.json"))
+
+
+def _fake_exe(build: Path, body: str) -> Path:
+    """A stand-in executable (a Python script) writing synthetic JSON where --benchmark_out says."""
+    exe = build / "benchmarks" / "stream" / "triaudit_stream"
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    exe.write_text(f"#!{sys.executable}\n" + body)
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return exe
+
+
+FAKE_OK = f"""
+import json, sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from synthetic import synthetic_stream_result
+if "--benchmark_list_tests" in sys.argv:
+    print("stream/copy/fp32/cache:hot/bytes:1024"); sys.exit(0)
+out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out="))
+json.dump(synthetic_stream_result("Synthetic Card A", 4000), open(out, "w"))
+print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")
+"""
+
+
+def test_run_writes_a_new_folder_each_time_with_manifest(tmp_path):
+    build = tmp_path / "build"
+    _fake_exe(build, FAKE_OK)
+    results = tmp_path / "results"
+    first = runner.run_suite(build, results, "quick", log=lambda *_: None)
+    second = runner.run_suite(build, results, "quick", log=lambda *_: None)
+    assert first.exit_code == 0 and second.exit_code == 0
+    assert first.run_dir != second.run_dir
+    assert first.run_dir.parent.name == "synthetic-card-a" == second.run_dir.parent.name
+    m = json.loads((first.run_dir / "manifest.json").read_text())
+    assert m["complete"] is True and m["profile"] == "quick" and m["card"] == "Synthetic Card A"
+    assert m["executables"][0]["exit_code"] == 0
+    assert "--benchmark_repetitions=3" in m["executables"][0]["command"]
+    assert (first.run_dir / "triaudit_stream.json").exists() and (first.run_dir / "triaudit_stream.log").exists()
+    assert not (results / ".incoming").exists()
+
+
+def test_run_reports_a_failing_executable(tmp_path):
+    build = tmp_path / "build"
+    _fake_exe(build, FAKE_OK + "\nsys.exit(1)\n")
+    out = runner.run_suite(build, tmp_path / "results", "quick", log=lambda *_: None)
+    assert out.exit_code == 1 and "failed: triaudit_stream" in out.message
+
+
+def test_run_refuses_missing_build_and_unknown_profile(tmp_path):
+    assert runner.run_suite(tmp_path / "nope", tmp_path / "r").exit_code == 2
+    assert runner.run_suite(tmp_path, tmp_path / "r", profile="forever").exit_code == 2

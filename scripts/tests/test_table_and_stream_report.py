@@ -1,0 +1,74 @@
+import math
+
+import pandas as pd
+import pytest
+
+from triaudit import stream_report
+from triaudit.table import load_table
+from synthetic import synthetic_stream_result, write
+
+
+@pytest.fixture
+def two_cards(tmp_path):
+    a = write(tmp_path / "card-a" / "run1" / "synthetic_stream_card_a.json",
+              synthetic_stream_result("Synthetic Card A", hbm_gbps=4000, l2_bytes=50 * 2**20, peak=4.8e12,
+                                      skipped=("stream/copy/fp32/cache:cold/bytes:1073741824",)))
+    b = write(tmp_path / "card-b" / "run1" / "synthetic_stream_card_b.json",
+              synthetic_stream_result("Synthetic Card B", hbm_gbps=1700, l2_bytes=40 * 2**20, peak=2.0e12))
+    return [a, b]
+
+
+def test_tidy_table_medians_and_spread(two_cards):
+    df = load_table(two_cards)
+    row = df[(df["card"] == "Synthetic Card A") & (df["case"] == "stream/triad/fp32/cache:cold/bytes:268435456")
+             & (df["metric"] == "bytes_per_second")].iloc[0]
+    # Repetitions at 0.99x, 1.00x, 1.01x of 4000 GB/s.
+    assert row["median"] == pytest.approx(4000e9)
+    assert row["min"] == pytest.approx(3960e9) and row["max"] == pytest.approx(4040e9)
+    assert row["spread_pct"] == pytest.approx(2.0)
+    assert row["n"] == 3
+    assert row["op"] == "triad" and row["variant"] == "fp32" and row["cache"] == "cold" and row["bytes"] == "268435456"
+    skipped = df[df["status"] == "skipped"]
+    assert len(skipped) == 1 and "needs 3 GiB" in skipped.iloc[0]["message"]
+
+
+def test_markdown_has_cards_as_columns_and_hbm_values(two_cards):
+    md = stream_report.markdown(load_table(two_cards))
+    header = next(line for line in md.splitlines() if line.startswith("| op | type |"))
+    assert "Synthetic Card A" in header and "Synthetic Card B" in header
+    triad = next(line for line in md.splitlines() if line.startswith("| triad | fp32 |"))
+    assert "4000 ±1.0% (83%)" in triad and "1700 ±1.0% (85%)" in triad
+    assert "L2-resident" in md and "12000" in md  # hot, inside the L2: 3x
+    assert "1 case(s) skipped" in md
+
+
+def test_csv_has_every_size_per_card(two_cards):
+    csv = stream_report.csv_table(load_table(two_cards))
+    assert {"op", "type", "cache", "bytes", "Synthetic Card A GB/s", "Synthetic Card B GB/s"} <= set(csv.columns)
+    assert len(csv) == 2 * 2 * 2 * 3  # ops x types x caches x sizes
+    cell = csv[(csv["op"] == "copy") & (csv["type"] == "fp64") & (csv["cache"] == "cold") & (csv["bytes"] == 2**28)]
+    assert cell["Synthetic Card B GB/s"].iloc[0] == pytest.approx(1700)
+
+
+def test_plot_has_a_line_per_card_and_op_and_marks_l2(two_cards):
+    fig = stream_report.plot_figure(load_table(two_cards))
+    axes = fig.get_axes()
+    assert len(axes) == 4
+    titles = {ax.get_title() for ax in axes}
+    assert any("fp32, cold" in t for t in titles) and any("fp64, hot" in t for t in titles)
+    ax = axes[0]
+    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert {"Synthetic Card A: copy", "Synthetic Card A: triad", "Synthetic Card B: copy"} <= set(labels)
+    verticals = [line for line in ax.get_lines() if line.get_label().startswith("_") and len(set(line.get_xdata())) == 1]
+    assert sorted(round(v.get_xdata()[0]) for v in verticals) == [40, 50]  # L2 sizes in MiB
+    assert "MiB" in ax.get_xlabel() and "GB/s" in ax.get_ylabel() and ax.get_xscale() == "log"
+
+
+def test_no_gpu_output_renders_an_honest_empty_report(no_gpu_json):
+    df = load_table([no_gpu_json])
+    assert set(df["card"]) == {"no GPU"}
+    assert stream_report.stream_frame(df).empty
+    md = stream_report.markdown(df)
+    assert "No measured STREAM results" in md
+    assert "skipped" in md and "no CUDA device" in md
+    assert stream_report.plot_figure(df) is None

@@ -1,0 +1,215 @@
+"""`triaudit run`: runs the built executables, JSON into results/<card>/<timestamp>-<host>/.
+
+Standard library only, so it also runs on a bare GPU machine. A run is written to a staging
+folder first and moved into place at the end under a name that does not exist yet: an earlier
+run is never overwritten. manifest.json records the profile, the command lines, the exit codes
+and the git commit, and whether the run completed; an interrupted run says "complete": false.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
+
+EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_launch"]
+
+COMMON_ARGS = ["--benchmark_out_format=json", "--benchmark_display_aggregates_only=true"]
+PROFILES: dict[str, dict[str, list[str]]] = {
+    # Nightly CI: a few minutes at most, enough repetitions for a median and a spread.
+    "quick": {
+        "triaudit_stream": ["--ops=copy,triad", "--types=fp32", "--min-bytes=1MiB", "--min-time=0.02",
+                            "--benchmark_repetitions=3"],
+    },
+    # Evaluation: every case, five repetitions.
+    "full": {
+        "triaudit_stream": ["--min-time=0.05", "--benchmark_repetitions=5"],
+    },
+}
+
+
+@dataclass
+class Outcome:
+    exit_code: int
+    run_dir: Path | None
+    message: str
+
+
+def slug(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return s or "unknown-card"
+
+
+def find_executables(build_dir: Path, only: list[str] | None = None) -> dict[str, Path]:
+    found = {}
+    for name in EXECUTABLES:
+        short = name.removeprefix("triaudit_")
+        if only and name not in only and short not in only:
+            continue
+        hits = [p for p in build_dir.rglob(name) if p.is_file() and os.access(p, os.X_OK)]
+        if hits:
+            found[name] = sorted(hits)[0]
+    return found
+
+
+def git_commit(repo: Path) -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(repo), "describe", "--always", "--dirty", "--abbrev=12"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _count_cases(exe: Path, args: list[str]) -> int:
+    filt = [a for a in args if not a.startswith("--benchmark_repetitions") and not a.startswith("--benchmark_out")]
+    try:
+        out = subprocess.run([str(exe), *filt, "--benchmark_list_tests"], capture_output=True, text=True, timeout=60)
+        return len([line for line in out.stdout.splitlines() if line.strip()]) if out.returncode == 0 else 0
+    except (OSError, subprocess.SubprocessError):
+        return 0
+
+
+def _unique_dir(parent: Path, name: str) -> Path:
+    candidate, k = parent / name, 2
+    while candidate.exists():
+        candidate = parent / f"{name}-{k}"
+        k += 1
+    return candidate
+
+
+def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) -> dict:
+    json_path = staging / f"{name}.json"
+    log_path = staging / f"{name}.log"
+    cmd = [str(exe), f"--benchmark_out={json_path}", *args]
+    total = _count_cases(exe, args)
+    start = time.monotonic()
+    done = 0
+    with open(log_path, "w", encoding="utf-8") as logf:
+        logf.write("$ " + " ".join(cmd) + "\n")
+        logf.flush()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                logf.write(line)
+                first = line.split(" ", 1)[0]
+                if "/" in first and not first.endswith(("_mean", "_median", "_stddev", "_cv")):
+                    done += 1
+                    elapsed = time.monotonic() - start
+                    log(f"  [{name} {done}/{total or '?'} {elapsed:5.0f}s] {line.rstrip()[:150]}")
+                elif "no CUDA device" in line or "error" in line.lower():
+                    log(f"  {name}: {line.rstrip()}")
+            rc = proc.wait()
+        except BaseException:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            raise
+    return {"executable": name, "command": cmd, "exit_code": rc, "seconds": round(time.monotonic() - start, 1),
+            "json": json_path.name if json_path.exists() else None, "log": log_path.name}
+
+
+def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list[str] | None = None,
+              extra_args: list[str] | None = None, repo: Path | None = None, log=print) -> Outcome:
+    if profile not in PROFILES:
+        return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    if not build_dir.is_dir():
+        return Outcome(EXIT_USAGE, None, f"build directory {build_dir} does not exist: build first")
+    exes = find_executables(build_dir, only)
+    if not exes:
+        return Outcome(EXIT_USAGE, None, f"no triaudit executables under {build_dir}" + (f" matching {only}" if only else ""))
+
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_name = f"{stamp}-{slug(socket.gethostname())}"
+    staging = results / ".incoming" / f"{run_name}-{os.getpid()}"
+    staging.mkdir(parents=True, exist_ok=False)
+    manifest = {"profile": profile, "started_utc": stamp, "host": socket.gethostname(),
+                "git_commit": git_commit(repo or Path.cwd()), "complete": False, "executables": []}
+    interrupted = False
+    try:
+        for i, (name, exe) in enumerate(exes.items(), 1):
+            args = COMMON_ARGS + PROFILES[profile].get(name, []) + list(extra_args or [])
+            log(f"[{i}/{len(exes)}] {name}")
+            manifest["executables"].append(_run_one(name, exe, args, staging, log))
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: the run is kept and marked incomplete")
+    manifest["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    codes = [e["exit_code"] for e in manifest["executables"]]
+    manifest["complete"] = not interrupted and len(codes) == len(exes)
+
+    card = None
+    for e in manifest["executables"]:
+        if e["json"]:
+            try:
+                ctx = json.loads((staging / e["json"]).read_text()).get("context", {})
+            except (OSError, ValueError):
+                continue
+            if ctx.get("gpu_available") == "true" and ctx.get("gpu_name"):
+                card = ctx["gpu_name"]
+                break
+    if card is None:
+        reason = "no CUDA device"
+        for e in manifest["executables"]:
+            text = (staging / e["log"]).read_text(errors="replace")
+            m = re.search(r"no CUDA device \((.*?)\)", text)
+            if m:
+                reason = f"no CUDA device ({m.group(1)})"
+                break
+        shutil.rmtree(staging, ignore_errors=True)
+        _tidy_incoming(results)
+        if codes and all(c == EXIT_NO_DEVICE for c in codes):
+            return Outcome(EXIT_NO_DEVICE, None, f"{reason}: nothing measured, nothing written")
+        return Outcome(EXIT_FAILED, None, f"no executable reported a device; exit codes {codes}")
+
+    manifest["card"] = card
+    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    final = _unique_dir(results / slug(card), run_name)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(staging, final)
+    _tidy_incoming(results)
+    failed = [e["executable"] for e in manifest["executables"] if e["exit_code"] not in (EXIT_OK,)]
+    if interrupted:
+        return Outcome(130, final, f"interrupted; partial run kept in {final} (marked incomplete)")
+    if failed:
+        return Outcome(EXIT_FAILED, final, f"run written to {final}; failed: {', '.join(failed)} (see their logs)")
+    return Outcome(EXIT_OK, final, f"run written to {final}")
+
+
+def _tidy_incoming(results: Path) -> None:
+    incoming = results / ".incoming"
+    try:
+        incoming.rmdir()  # only when empty
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:  # used by the GPU check script: no third-party imports
+    import argparse
+    p = argparse.ArgumentParser(prog="triaudit-run", description=__doc__)
+    p.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
+    p.add_argument("--results", type=Path, default=Path("results"))
+    p.add_argument("--profile", default="quick", choices=sorted(PROFILES))
+    p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
+    p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
+    a = p.parse_args(argv)
+    out = run_suite(a.build_dir, a.results, a.profile, [x for x in a.only.split(",") if x] or None, a.extra)
+    print(out.message)
+    return out.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
