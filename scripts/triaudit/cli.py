@@ -51,6 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--results", type=Path, default=Path("results"))
     rep.add_argument("--out", type=Path, default=Path("report"))
     rep.set_defaults(func=cmd_report)
+
+    from . import plan_cli, doctor
+    plan_cli.add_parser(sub)
+    doctor.add_parser(sub)
     return p
 
 

@@ -1,0 +1,193 @@
+"""`triaudit plan`: the triangle audit as arithmetic — which corner binds, and the time floor.
+
+Every answer says which numbers it used and where they came from: measured (a run's result
+files) or datasheet (specs.py). Formulas (the seeds'):
+  ridge point        = peak FLOP/s / memory bytes/s                     [FLOP/B]
+  roofline floor     = max(FLOPs / peak FLOP/s, bytes / bytes/s)
+  decode tokens/s    = memory bytes/s / weight bytes                   (batch 1, weights read once per token)
+  training time      = 6 x parameters x tokens / (FLOP/s x GPUs x MFU)
+  full fine-tune     = 16 B/parameter (bf16 weights 2 + grads 2 + fp32 master 4 + Adam m, v 8) + activations
+  ring allreduce     = each rank sends 2(n-1)/n x payload; time = that / per-direction link bytes/s
+  host transfer      = payload / link bytes/s
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .specs import CardSpec, card_by_key, match_card, pcie_gbps
+
+DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+
+# Per-direction link bandwidths, GB/s (1e9 B/s). NVLink datasheet totals count both directions:
+# A100's "600 GB/s" is 300 each way. Achieved figures are lower (see gpus.md).
+LINKS = {
+    "nvlink-a100": (300.0, "NVLink 3 (A100): 600 GB/s total = 300 GB/s per direction"),
+    "nvlink-h100": (450.0, "NVLink 4 (H100/H200): 900 GB/s total = 450 GB/s per direction"),
+    "nvlink-b200": (900.0, "NVLink 5 (B200): 1800 GB/s total = 900 GB/s per direction"),
+    "pcie3": (pcie_gbps(3, 16), "PCIe Gen3 x16 theoretical per direction"),
+    "pcie4": (pcie_gbps(4, 16), "PCIe Gen4 x16 theoretical per direction (≈ 25–27 achieved pinned)"),
+    "pcie5": (pcie_gbps(5, 16), "PCIe Gen5 x16 theoretical per direction (≈ 55 achieved pinned)"),
+    "ib-200g": (25.0, "InfiniBand 200 Gb/s"),
+    "ib-400g": (50.0, "InfiniBand 400 Gb/s"),
+    "eth-1g": (0.125, "Ethernet 1 Gb/s"),
+    "eth-100g": (12.5, "Ethernet 100 Gb/s"),
+}
+
+
+class PlanError(ValueError):
+    pass
+
+
+@dataclass
+class Figure:
+    value: float
+    source: str  # "measured: <case> in <file>" or "datasheet: <card>"
+
+
+@dataclass
+class Basis:
+    """The numbers a plan rests on, each with its source."""
+    card: str
+    flops: dict[str, Figure] = field(default_factory=dict)
+    mem_bw: Figure | None = None
+    memory_bytes: Figure | None = None
+    host_pinned: Figure | None = None
+    host_pageable: Figure | None = None
+    allreduce_busbw: Figure | None = None
+    launch_s: Figure | None = None
+
+    def need_flops(self, precision: str) -> Figure:
+        if precision not in self.flops:
+            raise PlanError(f"no {precision} compute figure for {self.card} (known: {', '.join(sorted(self.flops)) or 'none'})")
+        return self.flops[precision]
+
+    def need_bw(self) -> Figure:
+        if self.mem_bw is None:
+            raise PlanError(f"no memory bandwidth figure for {self.card}")
+        return self.mem_bw
+
+
+def basis_from_spec(spec: CardSpec) -> Basis:
+    src = f"datasheet: {spec.name}"
+    b = Basis(card=spec.name)
+    b.flops = {p: Figure(v * 1e12, src) for p, v in spec.tflops.items()}
+    if spec.mem_bw_gbps:
+        b.mem_bw = Figure(spec.mem_bw, src)
+    if spec.memory_gb:
+        b.memory_bytes = Figure(spec.memory_gb * 1e9, src)
+    b.host_pinned = Figure(spec.pcie_gbps_per_direction * 1e9, f"datasheet: PCIe Gen{spec.pcie_gen} x{spec.pcie_width} theoretical")
+    return b
+
+
+def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
+    """Measured figures from result files; the datasheet of the matching card fills the gaps."""
+    from .table import load_table
+
+    df = load_table(paths)
+    ok = df[df["status"] == "ok"] if not df.empty else df
+    if ok.empty:
+        raise PlanError("the given runs hold no measured case")
+    cards = sorted(ok["card"].unique())
+    if len(cards) != 1:
+        raise PlanError(f"the given runs hold several cards ({', '.join(cards)}): plan one card at a time")
+    card = cards[0]
+    spec = card_by_key(card_key) if card_key else match_card(card)
+    b = basis_from_spec(spec) if spec else Basis(card=card)
+    b.card = card
+
+    def best(rows, metric, pick=max):
+        rows = rows[rows["metric"] == metric]
+        if rows.empty:
+            return None
+        idx = rows["median"].idxmax() if pick is max else rows["median"].idxmin()
+        r = rows.loc[idx]
+        return Figure(float(r["median"]), f"measured: {r['case']} ({Path(r['file']).parent.name})")
+
+    stream = ok[(ok["corner"] == "stream") & (ok.get("cache") == "cold")] if "cache" in ok else ok.iloc[0:0]
+    if not stream.empty:
+        largest = stream["bytes"].astype("int64").max()
+        f = best(stream[stream["bytes"].astype("int64") == largest], "bytes_per_second")
+        if f:
+            b.mem_bw = f
+    gemm = ok[ok["corner"] == "gemm"]
+    for prec in sorted(set(gemm["variant"])) if not gemm.empty else []:
+        f = best(gemm[gemm["variant"] == prec], "flops")
+        if f:
+            b.flops[prec] = f
+    memcpy = ok[(ok["corner"] == "memcpy") & (ok["op"] == "h2d")]
+    for kind in ("pinned", "pageable"):
+        f = best(memcpy[memcpy["variant"] == kind], "bytes_per_second") if not memcpy.empty else None
+        if f:
+            setattr(b, f"host_{kind}", f)
+    ar = ok[ok["corner"] == "allreduce"]
+    if not ar.empty:
+        b.allreduce_busbw = best(ar, "busbw")
+    launch = ok[(ok["corner"] == "launch") & (ok["op"] == "empty") & (ok["variant"] == "eager")]
+    if not launch.empty:
+        b.launch_s = best(launch, "time_s", pick=min)
+    return b
+
+
+# --- the formulas -------------------------------------------------------------------------
+
+def ridge_point(peak_flops: float, bw: float) -> float:
+    return peak_flops / bw
+
+
+def gemm_counts(m: int, n: int, k: int, elem_bytes: float) -> tuple[float, float]:
+    """FLOPs (2mnk) and the minimum bytes (read A and B, write C once)."""
+    return 2.0 * m * n * k, (m * k + k * n + m * n) * elem_bytes
+
+
+def elementwise_counts(n: int, reads: int, writes: int, flops_per_element: float, elem_bytes: float) -> tuple[float, float]:
+    return n * flops_per_element, n * (reads + writes) * elem_bytes
+
+
+def roofline(flops: float, nbytes: float, peak_flops: float, bw: float) -> dict:
+    intensity = flops / nbytes if nbytes else math.inf
+    ridge = ridge_point(peak_flops, bw)
+    t_compute, t_memory = flops / peak_flops, nbytes / bw
+    return {"intensity_flop_per_byte": intensity, "ridge_flop_per_byte": ridge,
+            "bound": "compute" if intensity >= ridge else "bandwidth",
+            "time_floor_s": max(t_compute, t_memory), "compute_time_s": t_compute, "memory_time_s": t_memory,
+            "attainable_flops": min(peak_flops, intensity * bw)}
+
+
+def decode_tokens_per_s(bw: float, params: float, bytes_per_param: float) -> float:
+    return bw / (params * bytes_per_param)
+
+
+def training_seconds(params: float, tokens: float, flops_per_gpu: float, gpus: int, mfu: float) -> float:
+    return 6.0 * params * tokens / (flops_per_gpu * gpus * mfu)
+
+
+def finetune_memory_bytes(params: float, mode: str = "full", lora_trainable_fraction: float = 0.01,
+                          activation_factor: float = 0.0) -> dict:
+    """Mixed-precision Adam: bf16 weights (2) + bf16 grads (2) + fp32 master weights (4) + Adam
+    m and v in fp32 (8) = 16 bytes per trained parameter. LoRA: frozen bf16 weights plus 16 bytes
+    per trainable adapter parameter. Activations: activation_factor x weight bytes (workload-dependent)."""
+    if mode == "full":
+        parts = {"weights": 2 * params, "gradients": 2 * params, "master_weights_fp32": 4 * params,
+                 "adam_states_fp32": 8 * params}
+    elif mode == "lora":
+        t = params * lora_trainable_fraction
+        parts = {"frozen_weights": 2 * params, "adapter_weights": 2 * t, "adapter_gradients": 2 * t,
+                 "adapter_master_fp32": 4 * t, "adapter_adam_states_fp32": 8 * t}
+    else:
+        raise PlanError(f"unknown fine-tuning mode {mode!r} (full or lora)")
+    parts["activations"] = activation_factor * 2 * params
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+def ring_allreduce(payload_bytes: float, gpus: int, link_bw: float) -> dict:
+    if gpus < 1:
+        raise PlanError("--gpus must be at least 1")
+    per_rank = 2.0 * (gpus - 1) / gpus * payload_bytes
+    return {"bytes_per_rank": per_rank, "time_s": per_rank / link_bw if link_bw else math.inf}
+
+
+def transfer_seconds(payload_bytes: float, bw: float) -> float:
+    return payload_bytes / bw

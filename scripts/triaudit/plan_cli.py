@@ -1,0 +1,240 @@
+"""Command-line front of plan.py: argument parsing and the printed (or JSON) answers."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from . import plan as P
+from .gbench import LoadError
+from .specs import CARDS, card_by_key
+
+
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
+    return v
+
+
+def _count(text: str) -> int:
+    v = _number(text)
+    if v != int(v):
+        raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}")
+    return int(v)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("plan", help="capacity planning from measured or datasheet figures: which corner binds",
+                       description=P.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--card", help=f"datasheet figures of a card ({', '.join(c.key for c in CARDS)})")
+    p.add_argument("--run", type=Path, action="append", help="a result file or folder (repeatable): measured figures, datasheet fills gaps")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    q = p.add_subparsers(dest="question", required=True)
+
+    r = q.add_parser("roofline", help="ridge points; where an operation sits and its time floor")
+    r.add_argument("--precision", default="bf16", choices=sorted(P.DTYPE_BYTES))
+    r.add_argument("--flops", type=_number)
+    r.add_argument("--bytes", type=_number)
+    r.add_argument("--gemm", type=_count, nargs=3, metavar=("M", "N", "K"))
+    r.add_argument("--elementwise", type=_count, metavar="N", help="elements of an elementwise op")
+    r.add_argument("--reads", type=_count, default=2)
+    r.add_argument("--writes", type=_count, default=1)
+    r.add_argument("--flops-per-element", type=_number, default=1.0)
+
+    d = q.add_parser("decode", help="LLM decode tokens/s at batch 1, users served, whether it fits")
+    d.add_argument("--params", type=_number, required=True, help="parameters, e.g. 7e9")
+    d.add_argument("--weights", default="fp16", choices=["fp16", "bf16", "fp8", "int8", "int4"])
+    d.add_argument("--tokens-per-user", type=_number, default=20.0, help="target tokens/s per user")
+    d.add_argument("--kv-cache-gb", type=float, default=0.0, help="KV-cache budget that must fit beside the weights")
+
+    t = q.add_parser("train", help="training time: 6 x params x tokens / (FLOP/s x GPUs x MFU), and memory")
+    t.add_argument("--params", type=_number, required=True)
+    t.add_argument("--tokens", type=_number, required=True)
+    t.add_argument("--gpus", type=_count, default=1)
+    t.add_argument("--precision", default="bf16", choices=sorted(P.DTYPE_BYTES))
+    t.add_argument("--mfu", type=float, help="model FLOP utilisation, 0-1 (default 0.4, with a warning)")
+    t.add_argument("--tflops", type=_number, help="override the per-GPU peak, TFLOP/s")
+
+    m = q.add_parser("memory", help="fine-tuning memory: full (mixed-precision Adam) and LoRA")
+    m.add_argument("--params", type=_number, required=True)
+    m.add_argument("--mode", choices=["full", "lora", "both"], default="both")
+    m.add_argument("--lora-fraction", type=float, default=0.01, help="trainable fraction under LoRA")
+    m.add_argument("--activation-factor", type=float, default=0.0, help="activations as a multiple of weight bytes")
+
+    a = q.add_parser("allreduce", help="ring allreduce time of a payload across n GPUs")
+    a.add_argument("--payload-gb", type=_number, required=True)
+    a.add_argument("--gpus", type=_count, required=True)
+    a.add_argument("--link", choices=sorted(P.LINKS))
+    a.add_argument("--link-gbps", type=_number, help="per-direction link bandwidth, GB/s")
+
+    x = q.add_parser("transfer", help="host-to-device time of a payload, pinned vs pageable")
+    x.add_argument("--payload-gb", type=_number, required=True)
+    x.add_argument("--link", choices=sorted(P.LINKS))
+    x.add_argument("--link-gbps", type=_number)
+    p.set_defaults(func=run)
+
+
+def _basis(a) -> P.Basis:
+    if a.run:
+        return P.basis_from_run(a.run, a.card)
+    if a.card:
+        try:
+            return P.basis_from_spec(card_by_key(a.card))
+        except KeyError as e:
+            raise P.PlanError(str(e.args[0])) from None
+    raise P.PlanError("say which card: --card KEY (datasheet) or --run RESULTS (measured)")
+
+
+def _link(a, basis: P.Basis | None) -> tuple[float, str]:
+    if a.link_gbps:
+        return a.link_gbps * 1e9, f"given: {a.link_gbps:g} GB/s per direction"
+    if a.link:
+        gbps, what = P.LINKS[a.link]
+        return gbps * 1e9, what
+    raise P.PlanError("say which link: --link NAME or --link-gbps N")
+
+
+def answer(a) -> dict:
+    q = a.question
+    notes: list[str] = []
+    if q == "roofline":
+        b = _basis(a)
+        peak, bw = b.need_flops(a.precision), b.need_bw()
+        rows = [("memory bandwidth", bw.value / 1e9, "GB/s", bw.source)]
+        for prec, f in sorted(b.flops.items()):
+            rows.append((f"ridge point {prec}", P.ridge_point(f.value, bw.value), "FLOP/B", f.source))
+        result = {"rows": rows, "binds": None,
+                  "formula": "ridge = peak FLOP/s ÷ memory bytes/s; floor = max(FLOPs ÷ peak, bytes ÷ bandwidth)"}
+        op = None
+        eb = P.DTYPE_BYTES[a.precision]
+        if a.gemm:
+            op = P.gemm_counts(*a.gemm, eb)
+        elif a.elementwise:
+            op = P.elementwise_counts(a.elementwise, a.reads, a.writes, a.flops_per_element, eb)
+        elif a.flops or a.bytes:
+            if not (a.flops and a.bytes):
+                raise P.PlanError("--flops and --bytes go together")
+            op = (a.flops, a.bytes)
+        if op:
+            r = P.roofline(op[0], op[1], peak.value, bw.value)
+            rows += [("operation FLOPs", op[0], "FLOP", ""), ("operation bytes", op[1], "B", ""),
+                     ("arithmetic intensity", r["intensity_flop_per_byte"], "FLOP/B", ""),
+                     (f"ridge point ({a.precision})", r["ridge_flop_per_byte"], "FLOP/B", peak.source),
+                     ("time floor", r["time_floor_s"] * 1e6, "µs", ""),
+                     ("attainable", r["attainable_flops"] / 1e12, "TFLOP/s", "")]
+            result["binds"] = r["bound"]
+        return {"question": q, "card": b.card, **result, "notes": notes}
+    if q == "decode":
+        b = _basis(a)
+        bw = b.need_bw()
+        wb = a.params * P.DTYPE_BYTES[a.weights]
+        tps = P.decode_tokens_per_s(bw.value, a.params, P.DTYPE_BYTES[a.weights])
+        rows = [("weights", wb / 1e9, "GB", ""), ("memory bandwidth", bw.value / 1e9, "GB/s", bw.source),
+                ("tokens/s per sequence (batch 1)", tps, "token/s", ""),
+                (f"users at {a.tokens_per_user:g} token/s", math.floor(tps / a.tokens_per_user), "users", "")]
+        if b.memory_bytes:
+            need = wb + a.kv_cache_gb * 1e9
+            rows.append(("fits in memory", "yes" if need <= b.memory_bytes.value else "no",
+                         f"{need / 1e9:.1f} of {b.memory_bytes.value / 1e9:.0f} GB", b.memory_bytes.source))
+        notes.append("batch 1 upper bound: every token reads every weight once; KV-cache reads and kernel gaps lower it")
+        return {"question": q, "card": b.card, "rows": rows, "binds": "bandwidth",
+                "formula": "tokens/s ≈ memory bandwidth ÷ weight bytes", "notes": notes}
+    if q == "train":
+        mfu = a.mfu
+        if mfu is None:
+            mfu = 0.4
+            notes.append("MFU not given: assuming 40 %; distributed training often reaches only 20–50 %")
+        if not 0 < mfu <= 1:
+            raise P.PlanError(f"--mfu must be in (0, 1]: {mfu}")
+        if a.tflops:
+            flops = P.Figure(a.tflops * 1e12, f"given: {a.tflops:g} TFLOP/s")
+            card = "given peak"
+        else:
+            b = _basis(a)
+            flops, card = b.need_flops(a.precision), b.card
+        s = P.training_seconds(a.params, a.tokens, flops.value, a.gpus, mfu)
+        rows = [("total FLOPs", 6 * a.params * a.tokens, "FLOP", ""),
+                ("per-GPU peak", flops.value / 1e12, "TFLOP/s", flops.source), ("GPUs", a.gpus, "", ""),
+                ("MFU", mfu, "", ""), ("time", s / 86400, "days", ""), ("time in seconds", s, "s", "")]
+        return {"question": q, "card": card, "rows": rows, "binds": "compute",
+                "formula": "time = 6 × parameters × tokens ÷ (FLOP/s × GPUs × MFU)", "notes": notes}
+    if q == "memory":
+        rows = []
+        modes = ["full", "lora"] if a.mode == "both" else [a.mode]
+        for mode in modes:
+            parts = P.finetune_memory_bytes(a.params, mode, a.lora_fraction, a.activation_factor)
+            rows += [(f"{mode}: {k.replace('_', ' ')}", v / 1e9, "GB", "") for k, v in parts.items()]
+        if a.activation_factor == 0:
+            notes.append("activations not counted (--activation-factor): they depend on batch, sequence and checkpointing")
+        return {"question": q, "card": None, "rows": rows, "binds": "memory capacity",
+                "formula": "full: 16 B/parameter (bf16 weights 2 + grads 2 + fp32 master 4 + Adam m,v 8); "
+                           "LoRA: 2 B/parameter frozen + 16 B/trainable parameter", "notes": notes}
+    if q == "allreduce":
+        basis = P.basis_from_run(a.run, a.card) if a.run else None
+        if basis and basis.allreduce_busbw and not (a.link or a.link_gbps):
+            bw, src = basis.allreduce_busbw.value, basis.allreduce_busbw.source + " (busbw)"
+        else:
+            bw, src = _link(a, basis)
+        r = P.ring_allreduce(a.payload_gb * 1e9, a.gpus, bw)
+        rows = [("payload", a.payload_gb, "GB", ""), ("bytes sent per rank", r["bytes_per_rank"] / 1e9, "GB", ""),
+                ("link, per direction", bw / 1e9, "GB/s", src), ("time", r["time_s"] * 1e3, "ms", "")]
+        if a.gpus == 1:
+            notes.append("one GPU: nothing to exchange")
+        return {"question": q, "card": None, "rows": rows, "binds": "movement",
+                "formula": "bytes per rank = 2(n−1)/n × payload; time = bytes per rank ÷ link bytes/s", "notes": notes}
+    if q == "transfer":
+        rows = [("payload", a.payload_gb, "GB", "")]
+        if a.link or a.link_gbps:
+            bw, src = _link(a, None)
+            rows += [("link", bw / 1e9, "GB/s", src), ("time", P.transfer_seconds(a.payload_gb * 1e9, bw) * 1e3, "ms", "")]
+        else:
+            b = _basis(a)
+            for kind in ("pinned", "pageable"):
+                f = getattr(b, f"host_{kind}")
+                if f:
+                    rows += [(f"{kind} bandwidth", f.value / 1e9, "GB/s", f.source),
+                             (f"{kind} time", P.transfer_seconds(a.payload_gb * 1e9, f.value) * 1e3, "ms", "")]
+            if b.host_pageable is None:
+                notes.append("no pageable figure: measure it (triaudit_memcpy); pageable copies often reach half of pinned or less")
+        return {"question": q, "card": None, "rows": rows, "binds": "movement",
+                "formula": "time = payload ÷ link bytes/s", "notes": notes}
+    raise P.PlanError(f"unknown question {q}")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, str):
+        return v
+    if v == 0:
+        return "0"
+    if abs(v) >= 1e6 or abs(v) < 1e-2:
+        return f"{v:.3g}"
+    return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def render(ans: dict) -> str:
+    title = ans["question"] + (f" — {ans['card']}" if ans.get("card") else "")
+    width = max(len(r[0]) for r in ans["rows"]) + 2
+    lines = [title]
+    for label, value, unit, source in ans["rows"]:
+        lines.append(f"  {label:<{width}}{_fmt(value):>12} {unit}" + (f"   [{source}]" if source else ""))
+    if ans.get("binds"):
+        lines.append(f"binds: {ans['binds']}")
+    lines.append(f"formula: {ans['formula']}")
+    lines += [f"note: {n}" for n in ans.get("notes", [])]
+    return "\n".join(lines)
+
+
+def run(a) -> int:
+    try:
+        ans = answer(a)
+    except (P.PlanError, LoadError) as e:
+        print(f"triaudit plan: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(ans, indent=2) if a.json else render(ans))
+    return 0
