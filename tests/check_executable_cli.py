@@ -5,7 +5,9 @@
    message, and JSON in which every case is skipped with that reason (never a number).
 2. Bad flags: exit code 2 and a message naming the flag.
 3. The catalogue (--benchmark_list_tests) is the same with and without a device.
-Valid on machines with and without a GPU. Usage: check_executable_cli.py EXECUTABLE
+Valid on machines with and without a GPU.
+Usage: check_executable_cli.py EXECUTABLE FILTER [BAD_FLAG ...]
+  FILTER: a --benchmark_filter regex selecting a few cases; BAD_FLAG: extra flags to refuse.
 """
 import json
 import os
@@ -27,7 +29,7 @@ def fail(msg):
 
 
 def main():
-    exe = sys.argv[1]
+    exe, case_filter, extra_bad = sys.argv[1], sys.argv[2], sys.argv[3:]
     name = os.path.basename(exe)
 
     listing = run(exe, "--benchmark_list_tests")
@@ -41,7 +43,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.json")
-        r = run(exe, "--benchmark_filter=bytes:1048576", f"--benchmark_out={out}", "--benchmark_out_format=json")
+        r = run(exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={out}", "--benchmark_out_format=json")
         if r.returncode != 77:
             fail(f"no-GPU run exited {r.returncode}, expected 77\n{r.stdout}\n{r.stderr}")
         if "no CUDA device" not in r.stderr:
@@ -61,13 +63,18 @@ def main():
                 fail(f"{b['name']}: a skipped case carries a number")
         print(f"{name}: no-GPU path ok ({len(runs)} cases skipped, exit 77)")
 
-    for bad, needle in [("--max-bytes=-5", "--max-bytes=-5"), ("--device=abc", "--device=abc"),
-                        ("--no-such-flag", "--no-such-flag"), ("--min-bytes=2GiB", "--min-bytes")]:
+    bad_flags = [("--device=abc", "--device=abc"), ("--no-such-flag", "--no-such-flag"),
+                 ("--bind-numa=maybe", "--bind-numa=maybe"), ("--min-time=-1", "--min-time=-1")]
+    bad_flags += [(flag, flag.split("=")[0]) for flag in extra_bad]
+    for bad, needle in bad_flags:
         r = run(exe, bad)
         if r.returncode != 2:
             fail(f"{bad}: exited {r.returncode}, expected 2\n{r.stderr}")
         if needle not in r.stderr:
             fail(f"{bad}: message does not name it: {r.stderr!r}")
+    r = run(exe, "--benchmark_filter=no-case-is-called-this")
+    if r.returncode != 2 or "no case matches" not in r.stderr:
+        fail(f"a filter matching nothing: exit {r.returncode}, {r.stderr!r}")
     print(f"{name}: bad flags refused with exit 2")
 
 

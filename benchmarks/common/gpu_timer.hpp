@@ -18,6 +18,7 @@
 #include <string>
 
 #include "cuda_raii.hpp"
+#include "stream_latch.hpp"
 
 namespace triaudit {
 
@@ -45,15 +46,18 @@ class GpuTimer {
 
    private:
     friend class GpuTimer;
-    Region(GpuTimer& timer, benchmark::State& state, int ops);
+    Region(GpuTimer& timer, benchmark::State& state, int ops, StreamLatch* latch);
     GpuTimer& timer_;
+    StreamLatch* latch_;
     benchmark::State& state_;
     int ops_;
     int uncaught_;
   };
 
   // Starts a timed region of `ops` operations (flushing L2 first when a flusher was given).
-  Region region(benchmark::State& state, int ops = 1);
+  // With a latch, the stream is held from before the start event until after the stop event
+  // is queued, so the operations run back-to-back however slowly the host enqueues them.
+  Region region(benchmark::State& state, int ops = 1, StreamLatch* latch = nullptr);
 
   // Throws the first failure a region's destructor had to swallow.
   void check() const;
@@ -70,6 +74,36 @@ class GpuTimer {
   double total_seconds_ = 0.0;
   long long total_ops_ = 0;
   std::string deferred_error_;
+};
+
+// Host clock around work that is host-synchronous by nature (pageable copies, launch + sync):
+// the caller makes sure the work has completed before the region ends.
+class HostTimer {
+ public:
+  class Region {
+   public:
+    ~Region();
+    Region(const Region&) = delete;
+    Region& operator=(const Region&) = delete;
+
+   private:
+    friend class HostTimer;
+    Region(HostTimer& t, benchmark::State& state, int ops);
+    HostTimer& timer_;
+    benchmark::State& state_;
+    int ops_;
+    int uncaught_;
+    double start_;
+  };
+  Region region(benchmark::State& state, int ops = 1) { return Region(*this, state, ops); }
+  double total_seconds() const { return total_seconds_; }
+  long long total_ops() const { return total_ops_; }
+  double seconds_per_op() const { return total_ops_ > 0 ? total_seconds_ / static_cast<double>(total_ops_) : 0.0; }
+  static double now();
+
+ private:
+  double total_seconds_ = 0.0;
+  long long total_ops_ = 0;
 };
 
 }  // namespace triaudit

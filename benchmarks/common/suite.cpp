@@ -8,8 +8,10 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "cuda_check.hpp"
+#include "host_info.hpp"
 #include "sizes.hpp"
 
 namespace triaudit {
@@ -90,8 +92,10 @@ void require_free_memory(std::size_t bytes) {
 
 int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   long long ordinal = 0;
+  std::string bind_numa = "off";
   FlagSet flags;
   flags.add_int("device", &ordinal, 0, 1023, "CUDA device ordinal to measure (after CUDA_VISIBLE_DEVICES)");
+  flags.add_choice("bind-numa", &bind_numa, {"off", "on"}, "restrict the process to the CPUs of the GPU's NUMA node");
   if (spec.add_flags) spec.add_flags(flags);
 
   if (wants_help(argc, argv)) {
@@ -117,9 +121,9 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
     return kExitBadCommandLine;
   }
   if (list_only) {
-    benchmark::RunSpecifiedBenchmarks();
+    const std::size_t listed = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
-    return kExitOk;
+    return listed > 0 ? kExitOk : kExitBadCommandLine;
   }
 
   SuiteState& s = suite();
@@ -142,6 +146,9 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   if (s.probe.available) {
     for (const auto& [k, v] : device_context_entries(s.context->description))
       benchmark::AddCustomContext(k, v);
+    const std::string& bus = s.context->description.pci_bus_id;
+    benchmark::AddCustomContext("numa_binding", bind_numa == "on" ? bind_to_numa_node(gpu_numa_node(bus)) : "off");
+    for (const auto& [k, v] : host_context_entries(bus)) benchmark::AddCustomContext(k, v);
   } else {
     benchmark::AddCustomContext("gpu_available", "false");
     benchmark::AddCustomContext("gpu_unavailable_reason", s.probe.reason);
@@ -149,9 +156,13 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
               << "): every case is reported as skipped; exit code " << kExitNoDevice << "\n";
   }
 
-  benchmark::RunSpecifiedBenchmarks();
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 
+  if (ran == 0) {
+    std::cerr << spec.executable << ": bad command line: no case matches --benchmark_filter (see --benchmark_list_tests)\n";
+    return kExitBadCommandLine;
+  }
   if (!s.probe.available) return kExitNoDevice;
   if (s.failed > 0) {
     std::cerr << spec.executable << ": " << s.failed.load() << " case(s) failed; see their error messages\n";

@@ -15,4 +15,7 @@ void fill_random(T* x, std::size_t n, std::uint64_t seed, cudaStream_t stream);
 template <typename T>
 void fill_value(T* x, std::size_t n, T value, cudaStream_t stream);
 
+// x[i] = pattern_word(seed, i) for i < n words.
+void fill_pattern(std::uint32_t* x, std::size_t n, std::uint64_t seed, cudaStream_t stream);
+
 }  // namespace triaudit::kernels

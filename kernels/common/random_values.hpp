@@ -25,4 +25,9 @@ TRIAUDIT_HD inline T random_pm1(std::uint64_t seed, std::uint64_t i) {
   return static_cast<T>(r - (1 << 23)) * static_cast<T>(1.0 / (1 << 23));
 }
 
+// A 32-bit word of a byte pattern: what copies move and what their check expects.
+TRIAUDIT_HD inline std::uint32_t pattern_word(std::uint64_t seed, std::uint64_t i) {
+  return static_cast<std::uint32_t>(mix64(seed * 0x9E6C63D0676A9A99ULL + i) >> 16);
+}
+
 }  // namespace triaudit

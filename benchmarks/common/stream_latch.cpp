@@ -1,0 +1,41 @@
+#include "stream_latch.hpp"
+
+#include <atomic>
+
+#include "../../kernels/common/spin.cuh"
+
+namespace triaudit {
+
+constexpr std::uint64_t kHoldTimeoutNs = 10ULL * 1000 * 1000 * 1000;
+
+StreamLatch::StreamLatch() : flag_(1, cudaHostAllocMapped), timed_out_(1, cudaHostAllocMapped) {
+  flag_[0] = 1;
+  timed_out_[0] = 0;
+  TRIAUDIT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&flag_dev_), flag_.data(), 0));
+  TRIAUDIT_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&timed_out_dev_), timed_out_.data(), 0));
+}
+
+StreamLatch::~StreamLatch() { release(); }
+
+void StreamLatch::hold(cudaStream_t stream) {
+  if (!held_) {
+    reinterpret_cast<volatile int*>(flag_.data())[0] = 0;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    held_ = true;
+  }
+  kernels::hold_stream(flag_dev_, kHoldTimeoutNs, timed_out_dev_, stream);
+  TRIAUDIT_CUDA_LAUNCH();
+}
+
+void StreamLatch::release() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  reinterpret_cast<volatile int*>(flag_.data())[0] = 1;
+  held_ = false;
+}
+
+void StreamLatch::check() const {
+  if (reinterpret_cast<volatile int*>(timed_out_.data())[0] != 0)
+    throw Error("a held stream waited longer than 10 s for its release: the timing is void");
+}
+
+}  // namespace triaudit

@@ -1,0 +1,35 @@
+// Holds a stream with a spinning kernel while work is queued behind it, then releases it, so
+// the queued work runs back-to-back and host launch cost stays out of event timings
+// (nvbandwidth's method). The spin gives up after a timeout, so a lost release cannot hang.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include "cuda_raii.hpp"
+
+namespace triaudit {
+
+class StreamLatch {
+ public:
+  StreamLatch();
+  ~StreamLatch();
+  StreamLatch(const StreamLatch&) = delete;
+  StreamLatch& operator=(const StreamLatch&) = delete;
+
+  void hold(cudaStream_t stream);  // enqueue the spinning kernel
+  void release();                  // let every held stream go
+  // Throws if a hold ran into its timeout (the measurement would include the wait).
+  void check() const;
+
+  // Work queued behind one hold must stay well inside the device's queue depth, or the host
+  // blocks in a launch it can never finish before release().
+  static constexpr int kMaxQueuedOps = 128;
+
+ private:
+  PinnedBuffer<int> flag_;
+  PinnedBuffer<int> timed_out_;
+  int* flag_dev_ = nullptr;
+  int* timed_out_dev_ = nullptr;
+  bool held_ = false;
+};
+
+}  // namespace triaudit

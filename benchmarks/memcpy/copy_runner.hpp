@@ -1,0 +1,53 @@
+// One copy kind at one size: its host and device buffers, the copy itself, and the check that
+// every byte arrived. Shared by triaudit_memcpy and the device tests.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../common/cuda_raii.hpp"
+#include "../common/movement_catalogue.hpp"
+#include "../common/verify.hpp"
+
+namespace triaudit {
+
+class HostRegistration;
+
+class CopyRunner {
+ public:
+  // Allocates what `kind` needs for `bytes` (a multiple of 16) and fills the source(s).
+  CopyRunner(CopyKind kind, std::uint64_t bytes);
+  ~CopyRunner();
+  CopyRunner(const CopyRunner&) = delete;
+  CopyRunner& operator=(const CopyRunner&) = delete;
+
+  const CopyKind& kind() const { return kind_; }
+  std::uint64_t bytes() const { return bytes_; }
+
+  // Overwrites the destination(s) so a copy that moved nothing cannot pass.
+  void poison();
+  // Queues one copy on `s1` (bidir: the second direction on `s2`, joined back into `s1`).
+  void enqueue(cudaStream_t s1, cudaStream_t s2);
+  // One copy, complete on return (pageable kinds).
+  void run_synchronous();
+  // The destination(s) against the pattern: every word, or every stride-th word and the last.
+  VerifyResult verify(std::uint64_t stride = 1);
+
+ private:
+  std::uint32_t* host_ptr() const;
+  CopyKind kind_;
+  std::uint64_t bytes_, words_;
+  std::vector<std::uint32_t> pageable_;
+  PinnedBuffer<std::uint32_t> pinned_, pinned_second_;
+  std::unique_ptr<HostRegistration> registered_;
+  DeviceBuffer<std::uint32_t> dev_, dev_second_;
+  Event fork_, join_;
+};
+
+// The pattern seeds: sources hold pattern_word(kSeedCopy, i) (bidir's second direction
+// kSeedCopy + 1).
+constexpr std::uint64_t kSeedCopy = 101;
+
+}  // namespace triaudit

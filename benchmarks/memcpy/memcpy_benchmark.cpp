@@ -1,0 +1,191 @@
+// triaudit_memcpy: the movement corner between host and device, and inside the device.
+//
+// Names: memcpy/<h2d|d2h|bidir|d2d>/<memory kind>/bytes:<size>     (see movement_catalogue.hpp)
+//        memcpy/overlap/<pinned|pageable>/bytes:<size>
+// Pinned, registered, write-combined, zero-copy and device copies: CUDA events on the
+// benchmark's stream, held by a spinning kernel while the copies are queued (nvbandwidth's
+// method), several copies per region for small sizes. Pageable copies: the host clock around
+// completed cudaMemcpy calls. Every destination is checked word by word once per case.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../common/clock_watch.hpp"
+#include "../common/gpu_timer.hpp"
+#include "../common/names.hpp"
+#include "../common/sizes.hpp"
+#include "../common/suite.hpp"
+#include "common/spin.cuh"
+#include "copy_runner.hpp"
+
+namespace triaudit {
+namespace {
+
+struct MemcpyOptions {
+  std::uint64_t min_bytes = 4ULL << 10;
+  std::uint64_t max_bytes = 1ULL << 30;
+  std::string step = "4";
+  std::vector<std::string> directions = {"h2d", "d2h", "bidir", "d2d", "overlap"};
+  double min_time = 0.0;
+} g_opt;
+
+// The last case's buffers, kept across Google Benchmark's repeated calls of that case.
+CopyRunner& runner_for(const CopyKind& kind, std::uint64_t bytes) {
+  static std::unique_ptr<CopyRunner> cached;
+  if (!cached || cached->bytes() != bytes || cached->kind().direction != kind.direction ||
+      cached->kind().memory != kind.memory) {
+    cached.reset();
+    require_free_memory(2 * bytes);
+    cached = std::make_unique<CopyRunner>(kind, bytes);
+  }
+  return *cached;
+}
+
+ClockWatch watch_clocks() {
+  const auto& d = device().description;
+  return ClockWatch(device().nvml.get(),
+                    static_cast<unsigned>(d.sm_clock_max_mhz_nvml > 0 ? d.sm_clock_max_mhz_nvml : d.sm_clock_max_khz / 1000));
+}
+
+void copy_case(benchmark::State& state, const std::string& name, const CopyKind& kind, std::uint64_t bytes) {
+  run_guarded(state, [&] {
+    CopyRunner& run = runner_for(kind, bytes);
+    run.poison();
+    Stream s1, s2;
+    const int ops = copies_per_region(bytes);
+    double seconds_per_op = 0.0;
+    ClockWatch clocks = watch_clocks();
+    if (copy_is_host_timed(kind)) {
+      run.run_synchronous();  // warm-up
+      HostTimer timer;
+      for (auto _ : state) {
+        auto region = timer.region(state, ops);
+        for (int i = 0; i < ops; ++i) run.run_synchronous();
+      }
+      seconds_per_op = timer.seconds_per_op();
+    } else {
+      run.enqueue(s1, s2);  // warm-up
+      s1.synchronize();
+      StreamLatch latch;
+      GpuTimer timer(s1);
+      for (auto _ : state) {
+        auto region = timer.region(state, ops, &latch);
+        for (int i = 0; i < ops; ++i) run.enqueue(s1, s2);
+      }
+      timer.check();
+      seconds_per_op = timer.seconds_per_op();
+    }
+    clocks.finish(state);
+
+    // Every word the first time a case runs in this process; every 997th (and the last) on
+    // Google Benchmark's later calls of the same case.
+    static std::set<std::string> fully_verified;
+    const VerifyResult v = run.verify(fully_verified.insert(name).second ? 1 : 997);
+    if (!v.ok()) throw VerificationError(v.describe());
+    const double counted = static_cast<double>(copy_bytes_counted(kind, bytes));
+    state.counters["bytes_per_second"] = benchmark::Counter(counted, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["bytes_per_op"] = counted;
+    state.counters["seconds_per_op"] = seconds_per_op;
+    state.counters["ops_per_region"] = ops;
+    state.counters["host_timed"] = copy_is_host_timed(kind) ? 1 : 0;
+    if (kind.direction == "d2d") state.SetLabel("bytes counted once (DRAM traffic is read + write = 2x)");
+  });
+}
+
+// A kernel of known duration on one stream and an async host-to-device copy on another: how
+// much of the copy hides behind the kernel with pinned memory, and with pageable memory.
+void overlap_case(benchmark::State& state, const std::string& memory, std::uint64_t bytes) {
+  run_guarded(state, [&] {
+    CopyRunner& run = runner_for({"h2d", memory}, bytes);
+    Stream s1, s2;
+    // Calibrate: the copy alone, host-timed to completion (as the overlapped runs are).
+    auto copy_once = [&] {
+      run.enqueue(s2, s2);
+      s2.synchronize();
+    };
+    copy_once();
+    const double t0 = HostTimer::now();
+    for (int i = 0; i < 3; ++i) copy_once();
+    const double copy_s = (HostTimer::now() - t0) / 3;
+    const auto kernel_ns = static_cast<std::uint64_t>(copy_s * 1e9);
+
+    double serial_sum = 0, overlapped_sum = 0;
+    long long n = 0;
+    for (auto _ : state) {
+      double t = HostTimer::now();
+      kernels::spin_for(kernel_ns, s1);
+      s1.synchronize();
+      copy_once();
+      serial_sum += HostTimer::now() - t;
+
+      t = HostTimer::now();
+      kernels::spin_for(kernel_ns, s1);
+      run.enqueue(s2, s2);
+      s1.synchronize();
+      s2.synchronize();
+      const double overlapped = HostTimer::now() - t;
+      overlapped_sum += overlapped;
+      ++n;
+      state.SetIterationTime(overlapped);
+    }
+    TRIAUDIT_CUDA_LAUNCH();
+    const VerifyResult v = run.verify();
+    if (!v.ok()) throw VerificationError(v.describe());
+    const double serial = serial_sum / static_cast<double>(n), overlapped = overlapped_sum / static_cast<double>(n);
+    state.counters["copy_s"] = copy_s;
+    state.counters["kernel_s"] = static_cast<double>(kernel_ns) * 1e-9;
+    state.counters["serial_s"] = serial;
+    state.counters["overlapped_s"] = overlapped;
+    state.counters["hidden_fraction"] = std::clamp((serial - overlapped) / copy_s, -1.0, 1.0);
+  });
+}
+
+void register_memcpy() {
+  if (g_opt.min_bytes > g_opt.max_bytes) throw std::invalid_argument("--min-bytes is above --max-bytes");
+  if (g_opt.min_bytes < 16) throw std::invalid_argument("--min-bytes must be at least 16");
+  const auto sizes = geometric_sizes(g_opt.min_bytes, g_opt.max_bytes, static_cast<unsigned>(std::stoi(g_opt.step)));
+  auto wanted = [](const std::string& d) {
+    return std::find(g_opt.directions.begin(), g_opt.directions.end(), d) != g_opt.directions.end();
+  };
+  auto finish = [](benchmark::internal::Benchmark* b) {
+    b->UseManualTime()->Unit(benchmark::kMicrosecond);
+    if (g_opt.min_time > 0) b->MinTime(g_opt.min_time);
+  };
+  for (const CopyKind& kind : copy_kinds()) {
+    if (!wanted(kind.direction)) continue;
+    for (std::uint64_t bytes : sizes) {
+      if (!copy_applies_to_size(kind, bytes)) continue;
+      const std::string name = BenchName("memcpy", kind.direction, kind.memory).arg("bytes", bytes).str();
+      finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { copy_case(s, name, kind, bytes); }));
+    }
+  }
+  if (wanted("overlap"))
+    for (const std::string memory : {"pinned", "pageable"})
+      for (std::uint64_t bytes : {16ULL << 20, 256ULL << 20}) {
+        const std::string name = BenchName("memcpy", "overlap", memory).arg("bytes", bytes).str();
+        finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { overlap_case(s, memory, bytes); }));
+      }
+}
+
+}  // namespace
+}  // namespace triaudit
+
+int main(int argc, char** argv) {
+  using namespace triaudit;
+  SuiteSpec spec;
+  spec.executable = "triaudit_memcpy";
+  spec.summary = "host<->device and device<->device copies: pageable, pinned, registered, write-combined, zero-copy; overlap";
+  spec.add_flags = [](FlagSet& f) {
+    f.add_size("min-bytes", &g_opt.min_bytes, "smallest copy");
+    f.add_size("max-bytes", &g_opt.max_bytes, "largest copy");
+    f.add_choice("step", &g_opt.step, {"2", "4"}, "size multiplier between cases");
+    f.add_list("directions", &g_opt.directions, {"h2d", "d2h", "bidir", "d2d", "overlap"}, "what to measure");
+    f.add_double("min-time", &g_opt.min_time, 0.0, 3600.0, "minimum measured seconds per case (0: Google Benchmark's default)");
+  };
+  spec.register_benchmarks = register_memcpy;
+  return suite_main(argc, argv, spec);
+}
