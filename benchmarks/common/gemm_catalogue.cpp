@@ -1,0 +1,103 @@
+#include "gemm_catalogue.hpp"
+
+#include <stdexcept>
+
+#include "names.hpp"
+
+namespace triaudit {
+
+const std::vector<PrecisionInfo>& gemm_precisions() {
+  // Tolerances: the normwise error bound scale. FP32 accumulates in FP32 (K*u ~ 1e-3 worst
+  // case at K=16384 but ~1e-6 typical); TF32 rounds inputs to 10 mantissa bits (~1e-3);
+  // FP16/BF16 round the output (BF16 u = 2^-9); FP16 accumulation grows with K; FP8 outputs
+  // BF16 from exactly representable inputs; INT8 is exact.
+  static const std::vector<PrecisionInfo> p = {
+      {GemmPrecision::FP64, "fp64", 8, 8, 80, false, 1e-12, "flops"},
+      {GemmPrecision::FP32, "fp32", 4, 4, 80, false, 1e-5, "flops"},
+      {GemmPrecision::TF32, "tf32", 4, 4, 80, false, 4e-3, "flops"},
+      {GemmPrecision::FP16, "fp16", 2, 2, 80, false, 1e-2, "flops"},
+      {GemmPrecision::FP16Acc16, "fp16acc16", 2, 2, 80, false, 5e-2, "flops"},
+      {GemmPrecision::BF16, "bf16", 2, 2, 80, false, 1e-2, "flops"},
+      {GemmPrecision::FP8, "fp8e4m3", 1, 2, 89, true, 2e-2, "flops"},
+      {GemmPrecision::INT8, "int8", 1, 4, 75, true, 0.0, "ops"},
+  };
+  return p;
+}
+
+const PrecisionInfo& precision_info(GemmPrecision p) {
+  for (const auto& i : gemm_precisions())
+    if (i.precision == p) return i;
+  throw std::invalid_argument("unknown GEMM precision");
+}
+
+const PrecisionInfo& precision_by_name(const std::string& name) {
+  for (const auto& i : gemm_precisions())
+    if (name == i.name) return i;
+  throw std::invalid_argument("unknown GEMM precision '" + name + "'");
+}
+
+bool fp64_has_tensor_cores(int cc) { return cc == 80 || cc == 90 || cc == 100; }
+
+bool precision_supported(GemmPrecision p, int cc, std::string* why) {
+  const PrecisionInfo& i = precision_info(p);
+  if (cc < i.min_cc) {
+    if (why)
+      *why = std::string(i.name) + " needs compute capability " + std::to_string(i.min_cc / 10) + "." +
+             std::to_string(i.min_cc % 10) + " or newer; this device is " + std::to_string(cc / 10) + "." +
+             std::to_string(cc % 10);
+    return false;
+  }
+  return true;
+}
+
+std::vector<GemmShape> square_shapes(std::uint64_t max_dim) {
+  std::vector<GemmShape> out;
+  for (std::uint64_t d = 256; d <= max_dim; d *= 2)
+    for (bool tn : {false, true}) out.push_back({d, d, d, "square", tn});
+  return out;
+}
+
+std::vector<GemmShape> llm_shapes() {
+  // Y[M tokens x N out] = X[M x K in] * W^T: the linear layers of Llama-2-7B (hidden 4096, MLP
+  // 11008) and Llama-2-70B (hidden 8192, MLP 28672, grouped-query attention with 8 KV heads:
+  // QKV = 8192 + 2 x 1024 outputs). Stored as cuBLAS sees PyTorch's row-major tensors: TN.
+  struct Layer {
+    const char* name;
+    std::uint64_t in, out;
+  };
+  const std::vector<std::pair<const char*, std::vector<Layer>>> models = {
+      {"7b", {{"qkv", 4096, 12288}, {"attn_out", 4096, 4096}, {"mlp_up", 4096, 11008}, {"mlp_down", 11008, 4096}}},
+      {"70b", {{"qkv", 8192, 10240}, {"attn_out", 8192, 8192}, {"mlp_up", 8192, 28672}, {"mlp_down", 28672, 8192}}},
+  };
+  std::vector<GemmShape> out;
+  for (const auto& [model, layers] : models)
+    for (const auto& l : layers)
+      for (std::uint64_t tokens : {1ULL, 16ULL, 4096ULL})
+        out.push_back({tokens, l.out, l.in, std::string("llm-") + model + "-" + l.name, true});
+  return out;
+}
+
+std::vector<GemmShape> misaligned_shapes() {
+  std::vector<GemmShape> out;
+  for (std::uint64_t d : {4095ULL, 4096ULL, 8191ULL, 8192ULL, 8193ULL}) out.push_back({d, d, d, "misaligned", false});
+  return out;
+}
+
+std::vector<GemmShape> ceiling_shapes() {
+  std::vector<GemmShape> out;
+  for (std::uint64_t m : {4096ULL, 8192ULL, 16384ULL})
+    for (std::uint64_t n : {4096ULL, 8192ULL})
+      for (std::uint64_t k : {4096ULL, 8192ULL}) out.push_back({m, n, k, "ceiling", true});
+  return out;
+}
+
+std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s) {
+  return BenchName("gemm", impl, precision_info(p).name)
+      .arg("layout", s.transa ? "tn" : "nn")
+      .arg("m", s.m)
+      .arg("n", s.n)
+      .arg("k", s.k)
+      .str();
+}
+
+}  // namespace triaudit

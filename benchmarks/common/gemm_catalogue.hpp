@@ -1,0 +1,57 @@
+// The compute corner's catalogue as plain data: precisions with their storage types, support
+// rules per compute capability and verification tolerances; the shape lists; FLOP and byte
+// counts. Pure host code, unit-tested.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace triaudit {
+
+enum class GemmPrecision { FP64, FP32, TF32, FP16, FP16Acc16, BF16, FP8, INT8 };
+
+struct PrecisionInfo {
+  GemmPrecision precision;
+  const char* name;          // name part: fp64, fp32, tf32, fp16, fp16acc16, bf16, fp8e4m3, int8
+  int a_bytes, c_bytes;      // bytes per element of A/B and of C/D
+  int min_cc;                // compute capability x10 required (e.g. 89)
+  bool tn_only;              // cuBLASLt requires A transposed (FP8, INT8)
+  double tolerance;          // max |D - ref| / sum_k |a_ik b_kj|; 0 = exact
+  const char* counter;       // "flops" or "ops" (INT8)
+};
+
+const std::vector<PrecisionInfo>& gemm_precisions();
+const PrecisionInfo& precision_info(GemmPrecision p);
+const PrecisionInfo& precision_by_name(const std::string& name);  // throws std::invalid_argument
+
+// Can a device of compute capability `cc` (x10) run `p`? When not, `why` says so.
+bool precision_supported(GemmPrecision p, int cc, std::string* why);
+// FP64 runs on Tensor Cores (DMMA) on A100, H100/H200 and B200 only; elsewhere on CUDA cores.
+bool fp64_has_tensor_cores(int cc);
+
+struct GemmShape {
+  std::uint64_t m, n, k;
+  std::string family;  // square, llm-7b-<op>, llm-70b-<op>, misaligned
+  bool transa;         // the layout: false = NN, true = TN (column-major, as cuBLAS)
+};
+
+std::vector<GemmShape> square_shapes(std::uint64_t max_dim);
+std::vector<GemmShape> llm_shapes();  // projection/MLP GEMMs of 7B and 70B models, decode and prefill M
+std::vector<GemmShape> misaligned_shapes();
+std::vector<GemmShape> ceiling_shapes();  // the sweep for the measured compute roof
+
+inline double gemm_flops(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+// Minimum bytes: read A and B once, write D once (beta = 0: C is not read).
+inline double gemm_min_bytes(std::uint64_t m, std::uint64_t n, std::uint64_t k, int a_bytes, int c_bytes) {
+  return static_cast<double>(m * k + k * n) * a_bytes + static_cast<double>(m * n) * c_bytes;
+}
+inline double gemm_intensity(std::uint64_t m, std::uint64_t n, std::uint64_t k, int a_bytes, int c_bytes) {
+  return gemm_flops(m, n, k) / gemm_min_bytes(m, n, k, a_bytes, c_bytes);
+}
+
+// gemm/cublaslt/<precision>/<nn|tn>/m:M/n:N/k:K
+std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s);
+
+}  // namespace triaudit

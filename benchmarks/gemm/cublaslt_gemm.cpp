@@ -1,0 +1,134 @@
+#include "cublaslt_gemm.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "../common/cublas_check.hpp"
+#include "../common/cuda_raii.hpp"
+
+namespace triaudit {
+
+LtTypes lt_types(GemmPrecision p) {
+  using E = kernels::ElemType;
+  switch (p) {
+    case GemmPrecision::FP64: return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, E::F64, E::F64};
+    case GemmPrecision::FP32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::F32, E::F32};
+    case GemmPrecision::TF32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, E::F32, E::F32};
+    case GemmPrecision::FP16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::F16, E::F16};
+    case GemmPrecision::FP16Acc16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F, E::F16, E::F16};
+    case GemmPrecision::BF16: return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::BF16, E::BF16};
+    case GemmPrecision::FP8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::E4M3, E::BF16};
+    case GemmPrecision::INT8: return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, E::I8, E::I32};
+  }
+  throw Error("unknown precision");
+}
+
+LtHandle::LtHandle() { TRIAUDIT_CUBLAS(cublasLtCreate(&h_)); }
+LtHandle::~LtHandle() { (void)cublasLtDestroy(h_); }
+
+std::size_t lt_workspace_bytes(int cc) { return cc >= 90 ? (32u << 20) : (4u << 20); }
+
+LtGemm::LtGemm(const LtHandle& lt, GemmPrecision p, const GemmShape& s, std::size_t workspace)
+    : lt_(lt), precision_(p), shape_(s), workspace_(workspace) {
+  const LtTypes t = lt_types(p);
+  TRIAUDIT_CUBLAS(cublasLtMatmulDescCreate(&op_, t.compute, t.scale));
+  const cublasOperation_t ta = s.transa ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
+  TRIAUDIT_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  TRIAUDIT_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  if (s.transa) TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.k, s.m, static_cast<std::int64_t>(s.k)));
+  else TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.m, s.k, static_cast<std::int64_t>(s.m)));
+  TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&b_, t.ab, s.k, s.n, static_cast<std::int64_t>(s.k)));
+  TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&d_, t.cd, s.m, s.n, static_cast<std::int64_t>(s.m)));
+  // alpha = 1, beta = 0 in the scale type.
+  switch (t.scale) {
+    case CUDA_R_64F: { const double one = 1, zero = 0; std::memcpy(alpha_, &one, 8); std::memcpy(beta_, &zero, 8); break; }
+    case CUDA_R_16F: { const __half one = __float2half(1.f), zero = __float2half(0.f); std::memcpy(alpha_, &one, 2); std::memcpy(beta_, &zero, 2); break; }
+    case CUDA_R_32I: { const std::int32_t one = 1, zero = 0; std::memcpy(alpha_, &one, 4); std::memcpy(beta_, &zero, 4); break; }
+    default: { const float one = 1, zero = 0; std::memcpy(alpha_, &one, 4); std::memcpy(beta_, &zero, 4); break; }
+  }
+}
+
+LtGemm::~LtGemm() {
+  if (d_) (void)cublasLtMatrixLayoutDestroy(d_);
+  if (b_) (void)cublasLtMatrixLayoutDestroy(b_);
+  if (a_) (void)cublasLtMatrixLayoutDestroy(a_);
+  if (op_) (void)cublasLtMatmulDescDestroy(op_);
+}
+
+cublasStatus_t LtGemm::call(const cublasLtMatmulAlgo_t* algo, const void* a, const void* b, void* d, void* ws,
+                            cudaStream_t s) const {
+  return cublasLtMatmul(lt_.get(), op_, alpha_, a, a_, b, b_, beta_, d, d_, d, d_, algo, ws, workspace_, s);
+}
+
+void LtGemm::autotune(const void* a, const void* b, void* d, void* ws, cudaStream_t s, int candidates) {
+  cublasLtMatmulPreference_t pref = nullptr;
+  TRIAUDIT_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(candidates));
+  int returned = 0;
+  const cublasStatus_t hs = [&] {
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_,
+                                                             sizeof workspace_);
+    if (st != CUBLAS_STATUS_SUCCESS) return st;
+    return cublasLtMatmulAlgoGetHeuristic(lt_.get(), op_, a_, b_, d_, d_, pref, candidates, results.data(), &returned);
+  }();
+  (void)cublasLtMatmulPreferenceDestroy(pref);
+  TRIAUDIT_CUBLAS(hs);
+  if (returned == 0) throw SkipCase("cuBLASLt offers no algorithm for this precision, layout and shape");
+
+  Event start, stop;
+  std::string last_error;
+  for (int i = 0; i < returned; ++i) {
+    if (results[static_cast<std::size_t>(i)].state != CUBLAS_STATUS_SUCCESS) continue;
+    const cublasLtMatmulAlgo_t* algo = &results[static_cast<std::size_t>(i)].algo;
+    if (const cublasStatus_t st = call(algo, a, b, d, ws, s); st != CUBLAS_STATUS_SUCCESS) {
+      last_error = cublasGetStatusString(st);
+      continue;
+    }
+    std::vector<double> times;
+    for (int r = 0; r < 5; ++r) {
+      start.record(s);
+      TRIAUDIT_CUBLAS(call(algo, a, b, d, ws, s));
+      stop.record(s);
+      stop.synchronize();
+      times.push_back(Event::seconds_between(start, stop));
+    }
+    ++tried_;
+    std::sort(times.begin(), times.end());
+    if (!tuned_ || times[2] < best_seconds_) {
+      best_seconds_ = times[2];
+      algo_ = *algo;
+      chosen_ = i;
+      tuned_ = true;
+    }
+  }
+  if (!tuned_) throw Error("no cuBLASLt candidate ran: " + last_error);
+}
+
+void LtGemm::run(const void* a, const void* b, void* d, void* ws, cudaStream_t s) const {
+  if (!tuned_) throw Error("LtGemm::run before autotune");
+  TRIAUDIT_CUBLAS(call(&algo_, a, b, d, ws, s));
+}
+
+int LtGemm::algo_id() const {
+  int id = -1;
+  std::size_t written = 0;
+  (void)cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written);
+  return id;
+}
+
+std::string LtGemm::chosen_description() const {
+  auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t which) {
+    std::uint32_t v = 0;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, which, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS) return std::string("?");
+    return std::to_string(v);
+  };
+  return "algo " + std::to_string(algo_id()) + " tile " + attr(CUBLASLT_ALGO_CONFIG_TILE_ID) + " stages " +
+         attr(CUBLASLT_ALGO_CONFIG_STAGES_ID) + " splitk " + attr(CUBLASLT_ALGO_CONFIG_SPLITK_NUM) + " (candidate " +
+         std::to_string(chosen_ + 1) + " of " + std::to_string(tried_) + " timed)";
+}
+
+}  // namespace triaudit

@@ -1,0 +1,71 @@
+// One cuBLASLt matmul configuration: descriptors for a precision and shape, the heuristic's
+// candidate algorithms timed against each other (the fastest is kept and recorded, as serious
+// users tune), and the call itself.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "../common/gemm_catalogue.hpp"
+#include "gemm/operands.cuh"
+
+namespace triaudit {
+
+struct LtTypes {
+  cudaDataType_t ab, cd, scale;
+  cublasComputeType_t compute;
+  kernels::ElemType ab_elem, cd_elem;
+};
+LtTypes lt_types(GemmPrecision p);
+
+class LtHandle {
+ public:
+  LtHandle();
+  ~LtHandle();
+  LtHandle(const LtHandle&) = delete;
+  LtHandle& operator=(const LtHandle&) = delete;
+  cublasLtHandle_t get() const { return h_; }
+
+ private:
+  cublasLtHandle_t h_ = nullptr;
+};
+
+// cuBLAS's advice: 32 MiB of workspace on Hopper and newer, 4 MiB before.
+std::size_t lt_workspace_bytes(int cc);
+
+class LtGemm {
+ public:
+  LtGemm(const LtHandle& lt, GemmPrecision p, const GemmShape& shape, std::size_t workspace_bytes);
+  ~LtGemm();
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+
+  // Asks the heuristic for up to `candidates` algorithms, times each (median of 5 after a
+  // warm-up) on these buffers and keeps the fastest. Throws when none runs.
+  void autotune(const void* a, const void* b, void* d, void* workspace, cudaStream_t s, int candidates = 8);
+  void run(const void* a, const void* b, void* d, void* workspace, cudaStream_t s) const;
+
+  std::string chosen_description() const;  // "algo 6 tile 20 stages 12 splitk 1 (candidate 2 of 8)"
+  int algo_id() const;
+  int candidates_tried() const { return tried_; }
+  double tuned_seconds() const { return best_seconds_; }
+
+ private:
+  cublasStatus_t call(const cublasLtMatmulAlgo_t* algo, const void* a, const void* b, void* d, void* ws,
+                      cudaStream_t s) const;
+  const LtHandle& lt_;
+  GemmPrecision precision_;
+  GemmShape shape_;
+  std::size_t workspace_;
+  cublasLtMatmulDesc_t op_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  alignas(8) unsigned char alpha_[8] = {}, beta_[8] = {};
+  cublasLtMatmulAlgo_t algo_{};
+  bool tuned_ = false;
+  int tried_ = 0, chosen_ = -1;
+  double best_seconds_ = 0;
+};
+
+}  // namespace triaudit

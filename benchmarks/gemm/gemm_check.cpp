@@ -1,0 +1,94 @@
+#include "gemm_check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "../common/cuda_check.hpp"
+#include "common/random_values.hpp"
+
+namespace triaudit {
+
+GemmBuffers::GemmBuffers(kernels::ElemType ab_t, kernels::ElemType cd_t, const GemmShape& s, int sets, cudaStream_t stream)
+    : ab(ab_t), cd(cd_t), shape(s) {
+  const std::uint64_t ea = static_cast<std::uint64_t>(kernels::elem_bytes(ab)), ec = static_cast<std::uint64_t>(kernels::elem_bytes(cd));
+  for (int i = 0; i < sets; ++i) {
+    a_.emplace_back(s.m * s.k * ea);
+    b_.emplace_back(s.k * s.n * ea);
+    d_.emplace_back(s.m * s.n * ec);
+    const std::uint64_t seed = 1000 + 3 * static_cast<std::uint64_t>(i);
+    kernels::fill_operand(a_.back().data(), ab, s.m * s.k, seed, stream);
+    kernels::fill_operand(b_.back().data(), ab, s.k * s.n, seed + 1, stream);
+    TRIAUDIT_CUDA_LAUNCH();
+    TRIAUDIT_CUDA(cudaMemsetAsync(d_.back().data(), 0xFF, d_.back().bytes(), stream));  // NaN / -1 poison
+  }
+  TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
+}
+
+std::uint64_t GemmBuffers::bytes_per_set() const { return a_[0].bytes() + b_[0].bytes() + d_[0].bytes(); }
+
+int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes) {
+  if (bytes_per_set == 0) return 1;
+  const std::uint64_t want = (3 * l2_bytes + bytes_per_set - 1) / bytes_per_set;
+  return static_cast<int>(std::clamp<std::uint64_t>(want, 1, 16));
+}
+
+std::string GemmCheck::describe() const {
+  std::ostringstream os;
+  os << wrong << " of " << samples << " sampled elements outside tolerance (worst normwise error " << worst_error << ")";
+  if (!first_wrong.empty()) os << "; first: " << first_wrong;
+  return os.str();
+}
+
+GemmCheck check_gemm(const GemmBuffers& buf, int set, double tolerance, cudaStream_t stream) {
+  const GemmShape& s = buf.shape;
+  std::vector<std::uint32_t> rows, cols;
+  auto add = [&](std::uint64_t i, std::uint64_t j) {
+    rows.push_back(static_cast<std::uint32_t>(i));
+    cols.push_back(static_cast<std::uint32_t>(j));
+  };
+  add(0, 0);
+  add(s.m - 1, 0);
+  add(0, s.n - 1);
+  add(s.m - 1, s.n - 1);
+  add(s.m / 2, s.n - 1);
+  add(s.m - 1, s.n / 2);
+  for (std::uint64_t x = 0; rows.size() < 1026; ++x)
+    add(mix64(0xC0FFEE + 2 * x) % s.m, mix64(0xC0FFEE + 2 * x + 1) % s.n);
+  const int count = static_cast<int>(rows.size());
+  DeviceBuffer<std::uint32_t> drows(rows.size()), dcols(cols.size());
+  DeviceBuffer<double> ref(rows.size()), abs_ref(rows.size()), got(rows.size());
+  TRIAUDIT_CUDA(cudaMemcpyAsync(drows.data(), rows.data(), rows.size() * 4, cudaMemcpyHostToDevice, stream));
+  TRIAUDIT_CUDA(cudaMemcpyAsync(dcols.data(), cols.data(), cols.size() * 4, cudaMemcpyHostToDevice, stream));
+  if (!kernels::gemm_reference_samples(buf.a(set), buf.b(set), buf.d(set), buf.ab, buf.cd, s.m, s.n, s.k, s.transa,
+                                       {drows.data(), dcols.data(), count}, ref.data(), abs_ref.data(), got.data(), stream))
+    throw Error("no reference for this combination of operand types");
+  TRIAUDIT_CUDA_LAUNCH();
+  std::vector<double> r(rows.size()), ar(rows.size()), g(rows.size());
+  TRIAUDIT_CUDA(cudaMemcpyAsync(r.data(), ref.data(), r.size() * 8, cudaMemcpyDeviceToHost, stream));
+  TRIAUDIT_CUDA(cudaMemcpyAsync(ar.data(), abs_ref.data(), ar.size() * 8, cudaMemcpyDeviceToHost, stream));
+  TRIAUDIT_CUDA(cudaMemcpyAsync(g.data(), got.data(), g.size() * 8, cudaMemcpyDeviceToHost, stream));
+  TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
+
+  GemmCheck c;
+  c.samples = count;
+  for (int x = 0; x < count; ++x) {
+    const auto u = static_cast<std::size_t>(x);
+    const double err = std::fabs(g[u] - r[u]);
+    const double scale = ar[u] > 0 ? ar[u] : 1.0;
+    const bool ok = tolerance == 0 ? err == 0 : err <= tolerance * scale;
+    if (std::isfinite(err)) c.worst_error = std::max(c.worst_error, err / scale);
+    else c.worst_error = INFINITY;
+    if (!ok) {
+      if (c.wrong++ == 0) {
+        std::ostringstream os;
+        os.precision(10);
+        os << "D(" << rows[u] << "," << cols[u] << ") = " << g[u] << ", reference " << r[u];
+        c.first_wrong = os.str();
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace triaudit

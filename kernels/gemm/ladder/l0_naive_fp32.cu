@@ -1,0 +1,23 @@
+// Level 0: one thread per output element, every operand read straight from global memory.
+// Shows the floor: no reuse at all, so it is bound by L1/L2 bandwidth, not arithmetic.
+#include "ladder.cuh"
+
+namespace triaudit::kernels {
+namespace {
+__global__ void naive_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ d, int m,
+                             int n, int k) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);  // row of D: consecutive threads, coalesced D
+  const int j = static_cast<int>(blockIdx.y);
+  if (i >= m) return;
+  float acc = 0.0f;
+  for (int kk = 0; kk < k; ++kk)
+    acc = fmaf(a[static_cast<std::size_t>(i) * k + kk], b[static_cast<std::size_t>(j) * k + kk], acc);
+  d[static_cast<std::size_t>(j) * m + i] = acc;
+}
+}  // namespace
+
+void gemm_l0_naive_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s) {
+  naive_kernel<<<dim3(static_cast<unsigned>((m + 127) / 128), static_cast<unsigned>(n)), 128, 0, s>>>(a, b, d, m, n, k);
+}
+
+}  // namespace triaudit::kernels

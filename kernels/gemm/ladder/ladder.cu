@@ -1,0 +1,40 @@
+#include <limits>
+
+#include "ladder.cuh"
+
+namespace triaudit::kernels {
+
+const LadderLevel* ladder_levels(int* count) {
+  static const LadderLevel levels[] = {
+      {0, "naive_fp32", "one thread per output, no reuse (CUDA cores)", false, 80},
+      {1, "tiled_fp32", "shared-memory tiles, 4x4 outputs per thread (CUDA cores)", false, 80},
+      {2, "wmma_bf16", "Tensor Cores through WMMA fragments from global memory", true, 80},
+      {3, "mma_cp_async_bf16", "mma.sync + ldmatrix, 3-stage cp.async pipeline, padded shared memory", true, 80},
+  };
+  *count = 4;
+  return levels;
+}
+
+std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std::uint64_t k, int cc) {
+  const std::uint64_t big = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
+  if (m > big || n > big || k > big) return "dimensions above 2^31";
+  if (cc < 80) return "the ladder targets compute capability 8.0 and newer";
+  if (level == 2 && (m % 16 || n % 16 || k % 16)) return "level 2 (WMMA) needs M, N, K multiples of 16";
+  if (level == 3 && k % 8) return "level 3 (16-byte cp.async) needs K a multiple of 8";
+  if (level < 0 || level > 3) return "no such level";
+  return "";
+}
+
+void ladder_gemm(int level, const void* a, const void* b, void* d, std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                 cudaStream_t s) {
+  const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  switch (level) {
+    case 0: gemm_l0_naive_fp32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(d), M, N, K, s); break;
+    case 1: gemm_l1_tiled_fp32(static_cast<const float*>(a), static_cast<const float*>(b), static_cast<float*>(d), M, N, K, s); break;
+    case 2: gemm_l2_wmma_bf16(a, b, d, M, N, K, s); break;
+    case 3: gemm_l3_mma_bf16(a, b, d, M, N, K, s); break;
+    default: break;
+  }
+}
+
+}  // namespace triaudit::kernels

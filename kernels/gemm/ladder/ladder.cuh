@@ -1,0 +1,38 @@
+// The hand-written GEMM ladder: each level adds one idea (see kernels/gemm/README.md).
+// All levels compute D = A * B with A stored K-major (M x K row-major, i.e. cuBLAS "T") and
+// B stored K-major (K x N column-major, cuBLAS "N"): the TN layout, natural for Tensor Cores.
+// D is M x N column-major. Levels 0-1: FP32 in, FP32 out. Levels 2-3: BF16 in, FP32
+// accumulate, BF16 out, as cuBLASLt's BF16 GEMM.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+namespace triaudit::kernels {
+
+struct LadderLevel {
+  int level;
+  const char* name;       // naive_fp32, tiled_fp32, wmma_bf16, mma_cp_async_bf16
+  const char* idea;       // what this level adds
+  bool bf16;              // BF16 operands (else FP32)
+  int min_cc;             // x10
+};
+
+const LadderLevel* ladder_levels(int* count);
+
+// Empty string when `level` can run this shape on a device of compute capability cc (x10),
+// otherwise the reason.
+std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std::uint64_t k, int cc);
+
+// Enqueues one GEMM. Pointers: A, B of the level's input type, D of its output type.
+void ladder_gemm(int level, const void* a, const void* b, void* d, std::uint64_t m, std::uint64_t n, std::uint64_t k,
+                 cudaStream_t stream);
+
+// Per-level launchers (one file each).
+void gemm_l0_naive_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s);
+void gemm_l1_tiled_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s);
+void gemm_l2_wmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);
+void gemm_l3_mma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);
+
+}  // namespace triaudit::kernels

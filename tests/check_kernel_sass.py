@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Build checks that need no GPU: read the machine code of the kernel libraries.
+
+- The Tensor Core ladder levels contain the matrix instructions meant (HMMA; level 3 also
+  LDGSTS = cp.async and LDSM = ldmatrix); the CUDA-core levels contain none.
+- No hot kernel uses local memory (register spills): cuobjdump -res-usage reports LOCAL:0.
+
+cuobjdump/nvdisasm come from the toolkit or from PyPI (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm,
+installed by scripts/test.sh). Without them the check exits 77 (CTest: skipped).
+Usage: check_kernel_sass.py ARCH LIBRARY [LIBRARY ...]      e.g. sm_90 libtriaudit_kernels_gemm.a
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def find_tool(name):
+    candidates = [shutil.which(name), f"/usr/local/cuda/bin/{name}"]
+    for prefix in {sys.prefix, os.environ.get("VIRTUAL_ENV", ""), os.path.join(REPO, ".venv")}:
+        if prefix:
+            candidates += glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages", "nvidia", "*", "bin", name))
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+
+def kernels_of(text, pattern):
+    """Function name -> body text, from cuobjdump -sass or -res-usage output."""
+    out, current = {}, None
+    for line in text.splitlines():
+        m = re.search(r"Function\s*:?\s*(\S+)", line)
+        if m:
+            current = m.group(1).rstrip(":")
+            out.setdefault(current, "")
+        elif current:
+            out[current] += line + "\n"
+    return {k: v for k, v in out.items() if re.search(pattern, k)}
+
+
+def main():
+    arch, libs = sys.argv[1], sys.argv[2:]
+    cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
+    if not cuobjdump or not nvdisasm:
+        print("SKIPPED: cuobjdump/nvdisasm not found (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
+        sys.exit(77)
+    env = dict(os.environ, PATH=os.path.dirname(nvdisasm) + os.pathsep + os.environ.get("PATH", ""))
+    failures = []
+    for lib in libs:
+        sass = subprocess.run([cuobjdump, "-sass", "-arch", arch, lib], capture_output=True, text=True, env=env).stdout
+        usage = subprocess.run([cuobjdump, "-res-usage", "-arch", arch, lib], capture_output=True, text=True, env=env).stdout
+        if "Function" not in sass:
+            print(f"SKIPPED: {lib} carries no {arch} machine code (built for other architectures)")
+            sys.exit(77)
+        for name, body in kernels_of(usage, r"kernel").items():
+            m = re.search(r"LOCAL:(\d+)", body)
+            if m and int(m.group(1)) != 0:
+                failures.append(f"{name}: uses {m.group(1)} bytes of local memory (spills)")
+        rules = {r"wmma_kernel": ["HMMA"], r"[^w]mma_kernel": ["HMMA", "LDGSTS", "LDSM"],
+                 r"naive_kernel": [], r"tiled_kernel": []}
+        for pattern, wanted in rules.items():
+            found = kernels_of(sass, pattern)
+            if not found and "gemm" in os.path.basename(lib):
+                failures.append(f"{lib}: no kernel matching {pattern} in {arch} SASS")
+            for name, body in found.items():
+                for op in wanted:
+                    if op not in body:
+                        failures.append(f"{name}: no {op} in its {arch} SASS")
+                if not wanted and "HMMA" in body:
+                    failures.append(f"{name}: a CUDA-core level contains HMMA")
+        print(f"{os.path.basename(lib)} ({arch}): {len(kernels_of(usage, 'kernel'))} kernels checked")
+    if failures:
+        print("FAIL:\n  " + "\n  ".join(failures))
+        sys.exit(1)
+    print("machine code as intended; no local-memory spills")
+
+
+if __name__ == "__main__":
+    main()

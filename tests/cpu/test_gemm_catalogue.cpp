@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "gemm_catalogue.hpp"
+
+using namespace triaudit;
+
+TEST(GemmCatalogue, FlopAndByteCounts) {
+  EXPECT_DOUBLE_EQ(gemm_flops(8192, 8192, 8192), 2.0 * 8192.0 * 8192.0 * 8192.0);
+  // BF16 4096^3: reads A and B (2 x 32 MiB), writes D (32 MiB): 1365.3 FLOP/B (the seed's "1300+").
+  EXPECT_DOUBLE_EQ(gemm_min_bytes(4096, 4096, 4096, 2, 2), 3.0 * 4096 * 4096 * 2);
+  EXPECT_NEAR(gemm_intensity(4096, 4096, 4096, 2, 2), 1365.33, 0.01);
+  // Decode: one token through a 4096x4096 projection is bandwidth-bound, ~1 FLOP/B.
+  EXPECT_NEAR(gemm_intensity(1, 4096, 4096, 2, 2), 1.0, 0.01);
+  // FP8 in, BF16 out; INT8 in, INT32 out.
+  EXPECT_DOUBLE_EQ(gemm_min_bytes(16, 16, 16, 1, 4), 16.0 * 16 * 2 + 16.0 * 16 * 4);
+}
+
+TEST(GemmCatalogue, PrecisionSupportPerComputeCapability) {
+  std::string why;
+  EXPECT_TRUE(precision_supported(GemmPrecision::FP8, 89, &why));
+  EXPECT_TRUE(precision_supported(GemmPrecision::FP8, 90, &why));
+  EXPECT_FALSE(precision_supported(GemmPrecision::FP8, 80, &why));
+  EXPECT_NE(why.find("8.9"), std::string::npos) << why;
+  EXPECT_NE(why.find("8.0"), std::string::npos) << why;
+  EXPECT_TRUE(precision_supported(GemmPrecision::BF16, 80, nullptr));
+  EXPECT_FALSE(precision_supported(GemmPrecision::BF16, 75, nullptr));
+  EXPECT_TRUE(fp64_has_tensor_cores(80));
+  EXPECT_TRUE(fp64_has_tensor_cores(90));
+  EXPECT_FALSE(fp64_has_tensor_cores(89));  // RTX 40 / L40S: FP64 on CUDA cores at 1/64 rate
+  EXPECT_FALSE(fp64_has_tensor_cores(120));
+}
+
+TEST(GemmCatalogue, TolerancesOrderedByPrecision) {
+  const auto& fp32 = precision_info(GemmPrecision::FP32);
+  const auto& tf32 = precision_info(GemmPrecision::TF32);
+  const auto& bf16 = precision_info(GemmPrecision::BF16);
+  const auto& fp8 = precision_info(GemmPrecision::FP8);
+  EXPECT_LT(precision_info(GemmPrecision::FP64).tolerance, fp32.tolerance);
+  EXPECT_LT(fp32.tolerance, 1e-3);  // "far below 1e-3"
+  EXPECT_LT(fp32.tolerance, tf32.tolerance);
+  EXPECT_LE(tf32.tolerance, 1e-2);
+  EXPECT_LE(tf32.tolerance, bf16.tolerance);
+  EXPECT_LE(bf16.tolerance, fp8.tolerance);
+  EXPECT_EQ(precision_info(GemmPrecision::INT8).tolerance, 0.0);  // exact
+  EXPECT_STREQ(precision_info(GemmPrecision::INT8).counter, "ops");
+  EXPECT_TRUE(fp8.tn_only);
+  EXPECT_EQ(precision_by_name("bf16").precision, GemmPrecision::BF16);
+  EXPECT_THROW(precision_by_name("fp4"), std::invalid_argument);
+}
+
+TEST(GemmCatalogue, ShapeLists) {
+  const auto sq = square_shapes(16384);
+  EXPECT_EQ(sq.size(), 14u);  // 256 .. 16384, NN and TN
+  EXPECT_EQ(sq.back().m, 16384u);
+  const auto llm = llm_shapes();
+  EXPECT_EQ(llm.size(), 24u);  // 2 models x 4 layers x 3 token counts
+  std::set<std::uint64_t> ms;
+  for (const auto& s : llm) {
+    ms.insert(s.m);
+    EXPECT_TRUE(s.transa);
+  }
+  EXPECT_EQ(ms, (std::set<std::uint64_t>{1, 16, 4096}));
+  bool has_70b_mlp = false;
+  for (const auto& s : llm) has_70b_mlp |= s.family == "llm-70b-mlp_down" && s.k == 28672 && s.n == 8192;
+  EXPECT_TRUE(has_70b_mlp);
+  std::set<std::uint64_t> mis;
+  for (const auto& s : misaligned_shapes()) mis.insert(s.m);
+  EXPECT_TRUE(mis.count(8191) && mis.count(8193) && mis.count(4095));
+  EXPECT_GE(ceiling_shapes().size(), 8u);
+}
+
+TEST(GemmCatalogue, Names) {
+  EXPECT_EQ(gemm_case_name("cublaslt", GemmPrecision::BF16, {8192, 8192, 8192, "square", true}),
+            "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192");
+  EXPECT_EQ(gemm_case_name("cublaslt", GemmPrecision::FP8, {16, 12288, 4096, "llm-7b-qkv", true}),
+            "gemm/cublaslt/fp8e4m3/layout:tn/m:16/n:12288/k:4096");
+}
