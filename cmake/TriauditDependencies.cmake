@@ -13,6 +13,13 @@ else()
   message(STATUS "NCCL not found: triaudit_allreduce will not be built (set NCCL_ROOT to point at it)")
 endif()
 
+find_package(MPI COMPONENTS CXX QUIET)
+if(NCCL_FOUND AND MPI_CXX_FOUND)
+  message(STATUS "MPI ${MPI_CXX_VERSION}: triaudit_allreduce_mpi will be built (one rank per GPU)")
+elseif(NCCL_FOUND)
+  message(STATUS "MPI not found: triaudit_allreduce_mpi will not be built (apt-get install libopenmpi-dev)")
+endif()
+
 find_package(benchmark 1.7 QUIET)
 if(benchmark_FOUND)
   message(STATUS "Google Benchmark ${benchmark_VERSION}: installed package")

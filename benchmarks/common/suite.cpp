@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cuda_check.hpp"
 #include "host_info.hpp"
@@ -19,6 +20,7 @@ namespace {
 
 struct SuiteState {
   DeviceProbe probe;
+  std::string setup_error;  // before_run failed: every case fails with this
   std::unique_ptr<DeviceContext> context;
   std::atomic<int> failed{0};
   std::atomic<int> skipped{0};
@@ -68,6 +70,10 @@ const DeviceContext& device() {
 void run_guarded(benchmark::State& state, const std::function<void()>& body) {
   if (!suite().probe.available) {
     skip(state, "no CUDA device (" + suite().probe.reason + ")");
+    return;
+  }
+  if (!suite().setup_error.empty()) {
+    fail(state, "error: " + suite().setup_error);
     return;
   }
   try {
@@ -156,7 +162,20 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
               << "): every case is reported as skipped; exit code " << kExitNoDevice << "\n";
   }
 
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  if (s.probe.available && spec.before_run) {
+    try {
+      spec.before_run();
+    } catch (const std::exception& e) {
+      s.setup_error = e.what();
+      std::cerr << spec.executable << ": " << e.what() << "\n";
+    }
+  }
+  struct NullReporter : benchmark::BenchmarkReporter {
+    bool ReportContext(const Context&) override { return true; }
+    void ReportRuns(const std::vector<Run>&) override {}
+  } null_reporter;
+  const std::size_t ran = spec.quiet ? benchmark::RunSpecifiedBenchmarks(&null_reporter)
+                                     : benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 
   if (ran == 0) {

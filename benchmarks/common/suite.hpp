@@ -30,6 +30,11 @@ struct SuiteSpec {
   // Registers the catalogue. Must not depend on the device: `--benchmark_list_tests` is the
   // same everywhere; what a device cannot do is skipped at run time.
   std::function<void()> register_benchmarks;
+  // Runs once the device is known, before any case (e.g. creating NCCL communicators); may add
+  // context entries. An exception here makes every case an error with its message.
+  std::function<void()> before_run;
+  // Other ranks of a multi-process job: print nothing, write no file (rank 0 reports).
+  bool quiet = false;
 };
 
 int suite_main(int argc, char** argv, const SuiteSpec& spec);

@@ -35,6 +35,8 @@ PROFILES: dict[str, dict[str, list[str]]] = {
         "triaudit_launch": ["--min-time=0.02", "--benchmark_repetitions=3", "--benchmark_filter=-chain_fit|bytes:268435456"],
         "triaudit_gemm": ["--families=square", "--max-square=8192", "--min-time=0.05", "--benchmark_repetitions=3",
                           "--benchmark_filter=layout:tn/m:8192/"],
+        "triaudit_allreduce": ["--max-bytes=64MiB", "--types=fp32,bf16", "--modes=out_of_place", "--min-time=0.02",
+                               "--benchmark_repetitions=3"],
     },
     # Evaluation: every case, five repetitions.
     "full": {
@@ -42,6 +44,7 @@ PROFILES: dict[str, dict[str, list[str]]] = {
         "triaudit_memcpy": ["--min-time=0.05", "--benchmark_repetitions=5"],
         "triaudit_launch": ["--min-time=0.05", "--benchmark_repetitions=5"],
         "triaudit_gemm": ["--min-time=0.05", "--benchmark_repetitions=3"],
+        "triaudit_allreduce": ["--min-time=0.05", "--benchmark_repetitions=3"],
     },
 }
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""The allreduce bootstrap without a GPU.
+
+1. triaudit_allreduce (built without MPI) started as one of several processes refuses to run
+   (exit 2) and says what to do: with the launcher's variables set, and under a real mpirun.
+2. triaudit_allreduce_mpi --dry-run under `mpirun -np 2`: both ranks get the same NCCL unique
+   id (the broadcast worked) and each its local rank and device mapping (or the reason there is
+   no device).
+Usage: check_allreduce_launch.py SINGLE_EXE [MPI_EXE MPIRUN]
+"""
+import os
+import re
+import subprocess
+import sys
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def main():
+    single = sys.argv[1]
+    env = dict(os.environ, OMPI_COMM_WORLD_SIZE="4")
+    r = subprocess.run([single], env=env, capture_output=True, text=True, timeout=60)
+    if r.returncode != 2 or "one of 4 processes" not in r.stderr or "triaudit_allreduce_mpi" not in r.stderr:
+        fail(f"the single-process trap was not refused: exit {r.returncode}, {r.stderr!r}")
+    print("single-process build refuses to run as one of several processes")
+    if len(sys.argv) < 4:
+        print("no MPI build: the mpirun checks are not applicable")
+        return
+    mpi_exe, mpirun = sys.argv[2], sys.argv[3]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    r = subprocess.run([mpirun, "-np", "2", mpi_exe, "--dry-run"], env=env, capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"mpirun -np 2 --dry-run exited {r.returncode}\n{r.stdout}\n{r.stderr}")
+    lines = [l for l in r.stdout.splitlines() if l.startswith("rank ")]
+    if len(lines) != 2:
+        fail(f"expected one line per rank, got {r.stdout!r}")
+    ids = {re.search(r"unique id (\S+);", l).group(1) for l in lines}
+    if len(ids) != 1 or "FAILED" in ids:
+        fail(f"the ranks do not share one NCCL unique id: {lines}")
+    for want in ("rank 0 of 2", "rank 1 of 2", "local rank 0 of 2", "local rank 1 of 2"):
+        if not any(want in l for l in lines):
+            fail(f"missing '{want}' in {lines}")
+    if not all(re.search(r"device (\d+|no CUDA device)", l) for l in lines):
+        fail(f"no device mapping (or reason) per rank: {lines}")
+    r = subprocess.run([mpirun, "-np", "2", single], env=env, capture_output=True, text=True, timeout=120)
+    if r.returncode == 0 or "refusing to run" not in r.stderr:
+        fail(f"under mpirun the single-process build did not refuse: exit {r.returncode}")
+    print("mpirun -np 2: unique id exchanged, ranks mapped; single-process build refused under mpirun")
+
+
+if __name__ == "__main__":
+    main()
