@@ -23,5 +23,5 @@ case $rc in
   *) echo "triaudit: the run reported failures (exit $rc); see the logs in its results folder." ;;
 esac
 triaudit report results --out report
-echo "triaudit: report in report/report.md (tables), report/stream.csv, report/stream_bandwidth.png"
+echo "triaudit: report in report/report.html (self-contained) and report/report.md, with CSV tables and PNG plots"
 [ $rc -eq 0 ] || [ $rc -eq 77 ]

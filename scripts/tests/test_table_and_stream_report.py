@@ -3,7 +3,7 @@ import math
 import pandas as pd
 import pytest
 
-from triaudit import stream_report
+from triaudit import corners, report, stream_report
 from triaudit.table import load_table
 from synthetic import synthetic_stream_result, write
 
@@ -26,20 +26,23 @@ def test_tidy_table_medians_and_spread(two_cards):
     assert row["median"] == pytest.approx(4000e9)
     assert row["min"] == pytest.approx(3960e9) and row["max"] == pytest.approx(4040e9)
     assert row["spread_pct"] == pytest.approx(2.0)
-    assert row["n"] == 3
+    assert row["reps"] == 3
     assert row["op"] == "triad" and row["variant"] == "fp32" and row["cache"] == "cold" and row["bytes"] == "268435456"
     skipped = df[df["status"] == "skipped"]
     assert len(skipped) == 1 and "needs 3 GiB" in skipped.iloc[0]["message"]
 
 
-def test_markdown_has_cards_as_columns_and_hbm_values(two_cards):
-    md = stream_report.markdown(load_table(two_cards))
+def test_markdown_has_cards_as_columns_and_hbm_values(two_cards, tmp_path):
+    report.write_report(two_cards, tmp_path / "rep")
+    md = (tmp_path / "rep" / "report.md").read_text()
     header = next(line for line in md.splitlines() if line.startswith("| op | type |"))
     assert "Synthetic Card A" in header and "Synthetic Card B" in header
     triad = next(line for line in md.splitlines() if line.startswith("| triad | fp32 |"))
     assert "4000 ±1.0% (83%)" in triad and "1700 ±1.0% (85%)" in triad
     assert "L2-resident" in md and "12000" in md  # hot, inside the L2: 3x
     assert "1 case(s) skipped" in md
+    # The datasheet comparison: neither synthetic card is known, so no datasheet fraction.
+    assert "No datasheet figures for Synthetic Card A, Synthetic Card B" in md
 
 
 def test_csv_has_every_size_per_card(two_cards):
@@ -68,7 +71,7 @@ def test_no_gpu_output_renders_an_honest_empty_report(no_gpu_json):
     df = load_table([no_gpu_json])
     assert set(df["card"]) == {"no GPU"}
     assert stream_report.stream_frame(df).empty
-    md = stream_report.markdown(df)
-    assert "No measured STREAM results" in md
-    assert "skipped" in md and "no CUDA device" in md
+    sec = corners.stream_section(df)
+    assert not sec.tables
+    assert any("skipped" in n and "no CUDA device" in n for n in sec.notes)
     assert stream_report.plot_figure(df) is None

@@ -22,7 +22,7 @@ def cmd_run(a) -> int:
 def cmd_report(a) -> int:
     from . import report
     try:
-        written = report.write_report(a.paths or [a.results], a.out)
+        written = report.write_report(a.paths or [a.results], a.out, a.include_incomplete)
     except LoadError as exc:
         print(f"triaudit report: {exc}", file=sys.stderr)
         return 2
@@ -32,6 +32,45 @@ def cmd_report(a) -> int:
     for p in written:
         print(f"wrote {p}")
     return 0
+
+
+def cmd_compare(a) -> int:
+    from . import compare as C
+    try:
+        result = C.compare(a.baseline, a.new, a.alpha, a.min_effect, a.min_repetitions, a.allow_different, a.allow_incomplete)
+        problems = C.comparability(C.load_samples(a.baseline), C.load_samples(a.new)) if a.allow_different else []
+    except (C.CompareError, LoadError) as exc:
+        print(f"triaudit compare: {exc}", file=sys.stderr)
+        return 2
+    md = C.summary_markdown(result, str(a.baseline), str(a.new), problems)
+    if a.markdown:
+        if a.markdown.resolve() in {p.resolve() for p in (a.baseline, a.new)}:
+            print(f"triaudit compare: refusing to write over an input: {a.markdown}", file=sys.stderr)
+            return 2
+        a.markdown.write_text(md + "\n", encoding="utf-8")
+    print(md)
+    return 1 if (not result.empty and (result["verdict"] == "slower").any()) else 0
+
+
+def cmd_history(a) -> int:
+    from . import compare as C
+    try:
+        written, table = C.history(a.runs, a.out, a.cases, a.alpha, a.min_effect, a.min_repetitions)
+    except (C.CompareError, LoadError) as exc:
+        print(f"triaudit history: {exc}", file=sys.stderr)
+        return 2
+    for p in written:
+        print(f"wrote {p}")
+    slower = table[table["verdict"] == "slower"]
+    for _, r in slower.iterrows():
+        print(f"regression: {r['case']} in {r['run']}")
+    return 1 if not slower.empty else 0
+
+
+def _stat_args(p) -> None:
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test")
+    p.add_argument("--min-effect", type=float, default=0.02, help="smallest relative change that counts (0.02 = 2%%)")
+    p.add_argument("--min-repetitions", type=int, default=4, help="fewer repetitions than this: 'uncertain'")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +89,24 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("paths", nargs="*", type=Path, help="result files or folders (default: --results)")
     rep.add_argument("--results", type=Path, default=Path("results"))
     rep.add_argument("--out", type=Path, default=Path("report"))
+    rep.add_argument("--include-incomplete", action="store_true", help="include interrupted runs (left out by default)")
     rep.set_defaults(func=cmd_report)
+
+    c = sub.add_parser("compare", help="verdict per case between two runs; exit 1 when something got slower")
+    c.add_argument("baseline", type=Path)
+    c.add_argument("new", type=Path)
+    _stat_args(c)
+    c.add_argument("--allow-different", action="store_true", help="compare different GPU models, drivers or clocks")
+    c.add_argument("--allow-incomplete", action="store_true", help="compare interrupted runs")
+    c.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    c.set_defaults(func=cmd_compare)
+
+    h = sub.add_parser("history", help="trend plots of a series of runs of one machine, regressions marked")
+    h.add_argument("runs", type=Path, nargs="+")
+    h.add_argument("--out", type=Path, default=Path("history"))
+    h.add_argument("--cases", default="", help="regular expression selecting cases")
+    _stat_args(h)
+    h.set_defaults(func=cmd_history)
 
     from . import plan_cli, doctor
     plan_cli.add_parser(sub)

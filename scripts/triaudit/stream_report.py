@@ -60,48 +60,6 @@ def l2_table(s: pd.DataFrame, contexts: dict[str, dict]) -> pd.DataFrame:
     return best.pivot_table(index=["op", "type"], columns="card", values="cell", aggfunc="first", observed=True)
 
 
-def _md(table: pd.DataFrame) -> str:
-    cols = list(table.columns)
-    lines = ["| op | type | " + " | ".join(cols) + " |", "|---|---|" + "---|" * len(cols)]
-    for (op, typ), row in table.iterrows():
-        lines.append(f"| {op} | {typ} | " + " | ".join("" if pd.isna(row[c]) else str(row[c]) for c in cols) + " |")
-    return "\n".join(lines)
-
-
-def status_summary(df: pd.DataFrame) -> list[str]:
-    s = df[(df["corner"] == "stream") & (df["status"] != "ok")]
-    out = []
-    for (card, status), g in s.groupby(["card", "status"]):
-        first = g["message"].iloc[0]
-        out.append(f"- {card}: {len(g)} case(s) {status}, e.g. `{g['case'].iloc[0]}`: {first}")
-    return out
-
-
-def markdown(df: pd.DataFrame) -> str:
-    s = stream_frame(df)
-    contexts = card_contexts(df)
-    parts = ["## Bandwidth: STREAM", ""]
-    if s.empty:
-        parts.append("No measured STREAM results in these runs.")
-    else:
-        hbm = hbm_table(s)
-        if not hbm.empty:
-            parts += ["### HBM: largest array measured, L2 flushed before each operation (cold)", "",
-                      "GB/s (1e9 B/s), median ± half the min–max range over repetitions, "
-                      "(fraction of the device-reported peak: 2 × memory clock × bus width).", "",
-                      _md(hbm), ""]
-            sizes = s[s["cache"] == "cold"].groupby("card")["bytes"].max()
-            parts.append("Largest array per card: " + ", ".join(f"{c}: {int(b) >> 20} MiB" for c, b in sizes.items()))
-            parts.append("")
-        l2 = l2_table(s, contexts)
-        if not l2.empty:
-            parts += ["### L2-resident: best hot bandwidth with the working set inside the L2", "", _md(l2), ""]
-    notes = status_summary(df)
-    if notes:
-        parts += ["### Not measured", ""] + notes + [""]
-    return "\n".join(parts)
-
-
 def csv_table(df: pd.DataFrame) -> pd.DataFrame:
     """Every size: rows (op, type, cache, bytes), per card the median GB/s and the spread."""
     s = stream_frame(df)

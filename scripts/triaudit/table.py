@@ -1,7 +1,8 @@
 """Any number of result files -> one tidy table.
 
 One row per (result file, case, metric): the card, the corner/op/variant and the name's
-arguments as columns, then the median, min, max and spread over the repetitions. Skipped and
+arguments as columns (m, n, k, bytes, ...), then the median, min, max, spread and number of
+repetitions (reps). Skipped and
 errored cases get one row with their status and message and no number.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pandas as pd
 from .gbench import LoadError, ResultFile, load_result
 
 BASE_COLUMNS = ["card", "run", "file", "corner", "op", "variant", "case", "metric",
-                "median", "min", "max", "spread_pct", "n", "status", "message"]
+                "median", "min", "max", "spread_pct", "reps", "status", "message"]
 
 
 def card_of(context: dict) -> str:
@@ -65,7 +66,7 @@ def _rows_for_file(rf: ResultFile) -> list[dict]:
         if bad:
             worst = next((r for r in bad if r.status == "error"), bad[0])
             rows.append({**base, "metric": "", "median": math.nan, "min": math.nan, "max": math.nan,
-                         "spread_pct": math.nan, "n": 0, "status": worst.status, "message": worst.message})
+                         "spread_pct": math.nan, "reps": 0, "status": worst.status, "message": worst.message})
             continue
         iterations = [r for r in runs if r.run_type == "iteration"]
         if iterations:
@@ -81,7 +82,7 @@ def _rows_for_file(rf: ResultFile) -> list[dict]:
                 lo, hi = min(values), max(values)
                 spread = (hi - lo) / abs(med) * 100 if med else math.nan
                 rows.append({**base, "metric": metric, "median": med, "min": lo, "max": hi,
-                             "spread_pct": spread, "n": len(values), "status": "ok", "message": ""})
+                             "spread_pct": spread, "reps": len(values), "status": "ok", "message": ""})
         else:  # aggregates only (--benchmark_report_aggregates_only)
             median = next((r for r in runs if r.aggregate_name == "median"), None)
             if median is None:
@@ -89,8 +90,21 @@ def _rows_for_file(rf: ResultFile) -> list[dict]:
             values = {"time_s": median.time_s, **median.counters}
             for metric, v in values.items():
                 rows.append({**base, "metric": metric, "median": v, "min": math.nan, "max": math.nan,
-                             "spread_pct": math.nan, "n": 0, "status": "ok", "message": "aggregates only"})
+                             "spread_pct": math.nan, "reps": 0, "status": "ok", "message": "aggregates only"})
     return rows
+
+
+def run_is_complete(result_file: Path) -> bool:
+    """False when the run's manifest says it was interrupted; True without a manifest."""
+    import json
+
+    manifest = Path(result_file).parent / "manifest.json"
+    if not manifest.exists():
+        return True
+    try:
+        return bool(json.loads(manifest.read_text()).get("complete", True))
+    except (OSError, ValueError):
+        return False
 
 
 def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -104,7 +118,8 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     for f in files:
         rf = load_result(f)
         contexts[str(f)] = rf.context
-        rows.extend(_rows_for_file(rf))
+        complete = run_is_complete(f)
+        rows.extend({**r, "complete": complete} for r in _rows_for_file(rf))
     df = pd.DataFrame(rows)
     for c in BASE_COLUMNS:
         if c not in df.columns:

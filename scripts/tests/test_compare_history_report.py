@@ -1,0 +1,105 @@
+import json
+import re
+
+import pytest
+
+from triaudit import cli, corners, report
+from triaudit.table import load_table
+from synthetic import synthetic_corners_result, synthetic_stream_result, write
+
+
+def _run(tmp_path, name, card="NVIDIA H200", scale=1.0, jitter=0.005, complete=True):
+    d = tmp_path / "results" / "nvidia-h200" / name
+    write(d / "synthetic_corners.json", synthetic_corners_result(card, scale=scale, jitter=jitter))
+    write(d / "synthetic_stream.json", synthetic_stream_result(card, hbm_gbps=4100 * scale, peak=4.8e12,
+                                                                sizes=(2**20, 2**28, 2**30), reps=5))
+    (d / "manifest.json").write_text(json.dumps({"complete": complete, "profile": "quick"}))
+    return d
+
+
+def test_compare_calls_a_uniform_slowdown_a_regression(tmp_path, capsys):
+    base = _run(tmp_path, "20260101T000000Z-synthetic")
+    new = _run(tmp_path, "20260102T000000Z-synthetic", scale=0.9)
+    summary = tmp_path / "summary.md"
+    assert cli.main(["compare", str(base), str(new), "--markdown", str(summary)]) == 1
+    md = summary.read_text()
+    assert "### slower" in md and "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192" in md
+    counts = re.search(r"(\d+) slower, (\d+) faster, (\d+) same", md)
+    assert int(counts.group(1)) > 10 and int(counts.group(2)) == 0
+
+
+def test_compare_identical_noise_is_not_a_regression(tmp_path, capsys):
+    base = _run(tmp_path, "20260101T000000Z-synthetic")
+    new = _run(tmp_path, "20260102T000000Z-synthetic", jitter=0.006)  # same process, other noise
+    assert cli.main(["compare", str(base), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert "0 slower, 0 faster" in out
+
+
+def test_compare_refuses_other_gpu_or_incomplete_runs(tmp_path, capsys):
+    base = _run(tmp_path, "a")
+    other = tmp_path / "other"
+    write(other / "synthetic_corners.json", synthetic_corners_result("NVIDIA H100 80GB HBM3"))
+    assert cli.main(["compare", str(base), str(other)]) == 2
+    assert "GPU model differs" in capsys.readouterr().err
+    assert cli.main(["compare", str(base), str(other), "--allow-different"]) in (0, 1)
+    partial = _run(tmp_path, "b", complete=False)
+    assert cli.main(["compare", str(base), str(partial)]) == 2
+    assert "interrupted run" in capsys.readouterr().err
+
+
+def test_history_marks_the_regression(tmp_path, capsys):
+    runs = [_run(tmp_path, f"2026010{i}T000000Z-synthetic", scale=s) for i, s in ((1, 1.0), (2, 1.0), (3, 0.85), (4, 0.85))]
+    out = tmp_path / "hist"
+    assert cli.main(["history", *map(str, runs), "--out", str(out), "--cases", "gemm/cublaslt"]) == 1
+    text = capsys.readouterr().out
+    assert "regression: gemm/cublaslt/bf16" in text and "20260103" in text
+    assert "20260104" not in text.split("regression")[1].split("\n")[0]  # steady after the drop
+    assert (out / "history.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_report_has_every_corner_datasheet_fractions_and_html(tmp_path):
+    run = _run(tmp_path, "20260101T000000Z-synthetic")
+    out = tmp_path / "rep"
+    written = report.write_report([run], out)
+    names = {p.name for p in written}
+    assert {"report.md", "report.html", "tidy.csv", "gemm.csv", "memcpy.csv", "launch.csv", "allreduce.csv",
+            "roofline.png", "gemm_by_precision.png", "memcpy_bandwidth.png", "launch_eager_vs_graph.png",
+            "allreduce_bandwidth.png", "stream_bandwidth.png"} <= names
+    md = (out / "report.md").read_text()
+    # H200 is in the spec table: BF16 780 TFLOP/s of 989.4 = 79 %; HBM 4100 of 4800 GB/s = 85 %.
+    assert re.search(r"\| bf16 \| tn \| 780\.0 ±[\d.]+% \(79%\) \|", md), md
+    assert "4,100 ±" in md and "(85%)" in md
+    # Pinned host-to-device against PCIe Gen5 x16 (64 GB/s): 55 -> 86 %.
+    assert re.search(r"\| h2d \| pinned \| 55\.0 ±[\d.]+% \(86%\) \|", md)
+    assert "(×0.55)" in md  # ladder ratio to cuBLAS
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") >= 6 and "<table" in page and "src='http" not in page
+
+
+def test_report_leaves_out_interrupted_runs_and_names_unknown_cards(tmp_path):
+    good = _run(tmp_path, "good")
+    bad = _run(tmp_path, "bad", complete=False)
+    other = tmp_path / "results" / "x" / "r"
+    write(other / "synthetic_stream_unknown.json", synthetic_stream_result("Imaginary GPU 9000", hbm_gbps=100))
+    out = tmp_path / "rep"
+    report.write_report([good, bad, other], out)
+    md = (out / "report.md").read_text()
+    assert "Interrupted runs (marked incomplete in their manifest), left out: bad" in md
+    assert "No datasheet figures for Imaginary GPU 9000" in md
+    report.write_report([good, bad], out, include_incomplete=True)
+    assert "included: bad" in (out / "report.md").read_text()
+
+
+def test_roofline_places_gemm_by_intensity(tmp_path):
+    run = _run(tmp_path, "r")
+    fig = corners.roofline_figure(load_table([run]))
+    ax = fig.get_axes()[0]
+    assert "NVIDIA H200" in ax.get_title()
+    assert ax.get_xscale() == "log" and "FLOP/byte" in ax.get_xlabel()
+    texts = " ".join(t.get_text() for t in ax.texts)
+    assert "bf16" in texts and "ridge" in texts
+    # The measured BF16 roof is the ceiling sweep's best (780 / 0.98 = 796 TFLOP/s); over the
+    # measured HBM bandwidth (4100 GB/s) its ridge is 194 FLOP/B. The ladder defines no roof.
+    assert re.search(r"bf16: 796 T, ridge 194 FLOP/B", texts), texts
+    assert "fp32" not in texts

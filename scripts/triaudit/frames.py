@@ -1,0 +1,80 @@
+"""Small helpers over the tidy table: one metric of one corner as rows with the name's
+arguments, the datasheet spec of a card, and number formatting."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .specs import CardSpec, match_card
+
+# The counter that says how fast a case was, in order of preference, and whether higher is better.
+PRIMARY_METRICS = [("flops", True), ("ops", True), ("busbw", True), ("bytes_per_second", True), ("algbw", True),
+                   ("hidden_fraction", True), ("per_kernel_s", False), ("time_s", False)]
+
+# GEMM precision name -> the datasheet column it is compared with.
+SPEC_PRECISION = {"fp64": "fp64_tc", "fp32": "fp32", "tf32": "tf32", "fp16": "fp16", "fp16acc16": "fp16",
+                  "bf16": "bf16", "fp8e4m3": "fp8", "int8": "int8"}
+
+
+def metric(df: pd.DataFrame, corner: str, name: str, ok_only: bool = True) -> pd.DataFrame:
+    if df.empty or "corner" not in df:
+        return pd.DataFrame()
+    rows = df[(df["corner"] == corner) & (df["metric"] == name)]
+    if ok_only:
+        rows = rows[rows["status"] == "ok"]
+    return rows.copy()
+
+
+def with_int(rows: pd.DataFrame, *cols: str) -> pd.DataFrame:
+    for c in cols:
+        if c in rows:
+            rows[c] = pd.to_numeric(rows[c], errors="coerce")
+    return rows
+
+
+def spec_for(card: str) -> CardSpec | None:
+    return match_card(card)
+
+
+def spec_fraction(value: float, card: str, kind: str, precision: str | None = None) -> float | None:
+    """value / datasheet peak for the card (kind: "bandwidth", "compute", "pcie"), or None."""
+    spec = spec_for(card)
+    if spec is None:
+        return None
+    if kind == "bandwidth":
+        peak = spec.mem_bw
+    elif kind == "pcie":
+        peak = spec.pcie_gbps_per_direction * 1e9
+    else:
+        key = SPEC_PRECISION.get(precision or "", precision or "")
+        peak = spec.peak_flops(key) or (spec.peak_flops("fp64") if key == "fp64_tc" else None)
+    return value / peak if peak else None
+
+
+def fmt(value: float, scale: float = 1.0, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value / scale:,.{digits}f}"
+
+
+def cell(row, scale: float, digits: int = 0, fraction: float | None = None) -> str:
+    text = fmt(row["median"], scale, digits)
+    sp = row.get("spread_pct", math.nan)
+    if isinstance(sp, float) and not math.isnan(sp):
+        text += f" ±{sp / 2:.1f}%"
+    if fraction is not None:
+        text += f" ({fraction * 100:.0f}%)"
+    return text
+
+
+def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn) -> pd.DataFrame:
+    if rows.empty:
+        return pd.DataFrame()
+    rows = rows.copy()
+    rows["cell"] = rows.apply(cell_fn, axis=1)
+    return rows.pivot_table(index=index, columns="card", values="cell", aggfunc="first", observed=True)
+
+
+def unknown_cards(cards) -> list[str]:
+    return sorted(c for c in cards if c != "no GPU" and match_card(c) is None)
