@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The GPU check: on a machine with a GPU, the CUDA toolkit, CMake and Python, but possibly no
-# Google Benchmark, no GoogleTest and no network. Builds for the local GPU, runs the `gpu`
-# tests, runs the suite, and writes logs, the results (as a tarball) and the report into OUT.
+# Google Benchmark, no GoogleTest and no network. Builds for the local GPU, runs every test
+# (the `gpu` ones included), `doctor`, the suite, and the report; writes it all into OUT.
 #
 #   scripts/prepare_gpu_carry.sh            # beforehand, on a machine with network
-#   scripts/gpu_check.sh OUT [PROFILE]      # on the GPU machine; PROFILE quick|full (default full)
+#   scripts/gpu_check.sh OUT [PROFILE]      # on the GPU machine; PROFILE quick|full (default quick)
 #
 # At most 8 files land in OUT (the device tool's limit): nvidia-smi.txt, build.log, ctest.log,
-# run.log, results.tar.gz, report/{report.md,stream.csv,stream_bandwidth.png}.
+# doctor.txt, run.log, report.html and results.tar.gz (the run folder and the whole report).
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUT [quick|full]}
-PROFILE=${2:-full}
+PROFILE=${2:-quick}
 cd "$(dirname "$0")/.."
 mkdir -p "$OUT"
 start=$(date +%s)
@@ -27,23 +27,26 @@ stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-nat
     -DCMAKE_CUDA_ARCHITECTURES="${TRIAUDIT_CUDA_ARCHITECTURES:-native}" "${extra[@]}" &&
   cmake --build build/gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1
 if [ $? -ne 0 ]; then tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1; fi
-grep -iE "spill|lmem" "$OUT/build.log" | grep -v " 0 bytes spill" | head -5
 
 stamp "ctest (all labels)"
-ctest --test-dir build/gpu --output-on-failure > "$OUT/ctest.log" 2>&1
+ctest --test-dir build/gpu --output-on-failure --timeout 600 > "$OUT/ctest.log" 2>&1
 ctest_rc=$?
-tail -15 "$OUT/ctest.log"
+grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log" | tail -20
+
+PYTHONPATH=scripts python3 -m triaudit.cli doctor --build-dir build/gpu > "$OUT/doctor.txt" 2>&1
+stamp "doctor exit $?"
 
 stamp "suite, profile $PROFILE"
-PYTHONPATH=scripts python3 -m triaudit.runner --build-dir build/gpu --results results --profile "$PROFILE" \
-  > "$OUT/run.log" 2>&1
+PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner --build-dir build/gpu --results results \
+  --profile "$PROFILE" > "$OUT/run.log" 2>&1
 run_rc=$?
 tail -5 "$OUT/run.log"
 run_dir=$(sed -n 's/^run written to \([^;]*\).*/\1/p' "$OUT/run.log" | tail -1)
-[ -n "$run_dir" ] && tar czf "$OUT/results.tar.gz" "$run_dir"
 
-if python3 -c "import pandas, matplotlib" 2>/dev/null; then
-  PYTHONPATH=scripts python3 -m triaudit.cli report ${run_dir:-results} --out "$OUT/report" | tail -3
+if [ -n "$run_dir" ] && python3 -c "import pandas, matplotlib" 2>/dev/null; then
+  PYTHONPATH=scripts python3 -m triaudit.cli report "$run_dir" --out report | tail -2
+  cp report/report.html "$OUT/report.html"
 fi
+[ -n "$run_dir" ] && tar czf "$OUT/results.tar.gz" "$run_dir" $( [ -d report ] && echo report )
 stamp "done: ctest exit $ctest_rc, suite exit $run_rc"
 [ $ctest_rc -eq 0 ] && [ $run_rc -eq 0 ]

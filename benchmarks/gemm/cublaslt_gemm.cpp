@@ -80,11 +80,13 @@ void LtGemm::autotune(const void* a, const void* b, void* d, void* ws, cudaStrea
 
   Event start, stop;
   std::string last_error;
+  bool only_unsupported = true;
   for (int i = 0; i < returned; ++i) {
     if (results[static_cast<std::size_t>(i)].state != CUBLAS_STATUS_SUCCESS) continue;
     const cublasLtMatmulAlgo_t* algo = &results[static_cast<std::size_t>(i)].algo;
     if (const cublasStatus_t st = call(algo, a, b, d, ws, s); st != CUBLAS_STATUS_SUCCESS) {
       last_error = cublasGetStatusString(st);
+      only_unsupported = only_unsupported && st == CUBLAS_STATUS_NOT_SUPPORTED;
       continue;
     }
     std::vector<double> times;
@@ -104,6 +106,7 @@ void LtGemm::autotune(const void* a, const void* b, void* d, void* ws, cudaStrea
       tuned_ = true;
     }
   }
+  if (!tuned_ && only_unsupported) throw SkipCase("cuBLASLt supports no candidate for this shape: " + last_error);
   if (!tuned_) throw Error("no cuBLASLt candidate ran: " + last_error);
 }
 

@@ -68,7 +68,7 @@ def test_report_has_every_corner_datasheet_fractions_and_html(tmp_path):
             "allreduce_bandwidth.png", "stream_bandwidth.png"} <= names
     md = (out / "report.md").read_text()
     # H200 is in the spec table: BF16 780 TFLOP/s of 989.4 = 79 %; HBM 4100 of 4800 GB/s = 85 %.
-    assert re.search(r"\| bf16 \| tn \| 780\.0 ±[\d.]+% \(79%\) \|", md), md
+    assert re.search(r"\| cublaslt \| bf16 \| tn \| 780\.0 ±[\d.]+% \(79%\) \|", md), md
     assert "4,100 ±" in md and "(85%)" in md
     # Pinned host-to-device against PCIe Gen5 x16 (64 GB/s): 55 -> 86 %.
     assert re.search(r"\| h2d \| pinned \| 55\.0 ±[\d.]+% \(86%\) \|", md)
@@ -103,3 +103,15 @@ def test_roofline_places_gemm_by_intensity(tmp_path):
     # measured HBM bandwidth (4100 GB/s) its ridge is 194 FLOP/B. The ladder defines no roof.
     assert re.search(r"bf16: 796 T, ridge 194 FLOP/B", texts), texts
     assert "fp32" not in texts
+
+
+def test_torch_anchor_without_torch_writes_nothing(tmp_path):
+    # The anchor needs PyTorch and a GPU; without them it must say so and write nothing.
+    from triaudit import torch_anchor
+    try:
+        import torch  # noqa: F401
+        pytest.skip("PyTorch installed: the anchor would try the GPU")
+    except ImportError:
+        pass
+    assert torch_anchor.main([str(tmp_path / "anchor.json")]) == 77
+    assert not (tmp_path / "anchor.json").exists()

@@ -85,10 +85,10 @@ def gemm_section(df: pd.DataFrame) -> Section:
         if not ceil.empty:
             sec.tables.append(("Measured compute roof: best over the ceiling sweep (TFLOP/s or TOP/s, % of datasheet)",
                                F.pivot_cells(ceil, ["variant"], lambda r: F.cell(r, 1e12, 1, frac(r)))))
-        lt = g[(g["op"] == "cublaslt") & (g["m"] == 8192) & (g["n"] == 8192) & (g["k"] == 8192)]
+        lt = g[g["op"].isin(["cublaslt", "torch"]) & (g["m"] == 8192) & (g["n"] == 8192) & (g["k"] == 8192)]
         if not lt.empty:
-            sec.tables.append(("cuBLASLt at 8192³ (TFLOP/s, % of datasheet)",
-                               F.pivot_cells(lt, ["variant", "layout"], lambda r: F.cell(r, 1e12, 1, frac(r)))))
+            sec.tables.append(("cuBLASLt (and torch.matmul where measured) at 8192³ (TFLOP/s, % of datasheet)",
+                               F.pivot_cells(lt, ["op", "variant", "layout"], lambda r: F.cell(r, 1e12, 1, frac(r)))))
         lad = g[g["op"].str.startswith("ladder")].copy()
         if not lad.empty:
             ratio = F.metric(df, "gemm", "ratio_to_cublas")[["file", "case", "median"]].rename(columns={"median": "ratio"})

@@ -157,6 +157,8 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
             args = COMMON_ARGS + PROFILES[profile].get(name, []) + list(extra_args or [])
             log(f"[{i}/{len(exes)}] {name}")
             manifest["executables"].append(_run_one(name, exe, args, staging, log))
+        if "triaudit_gemm" in exes:
+            manifest["torch_anchor"] = _torch_anchor(staging, log)
     except KeyboardInterrupt:
         interrupted = True
         log("interrupted: the run is kept and marked incomplete")
@@ -202,6 +204,19 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     if failed:
         return Outcome(EXIT_FAILED, final, f"run written to {final}; failed: {', '.join(failed)} (see their logs)")
     return Outcome(EXIT_OK, final, f"run written to {final}")
+
+
+def _torch_anchor(staging: Path, log) -> str:
+    """One torch.matmul BF16 figure in the same run, where PyTorch is installed (torch_anchor.py)."""
+    try:
+        p = subprocess.run([sys.executable, "-m", "triaudit.torch_anchor", str(staging / "torch_anchor.json")],
+                           capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"not run: {e}"
+    text = (p.stdout + p.stderr).strip().splitlines()
+    last = text[-1] if text else ""
+    log(f"  torch anchor: {last}")
+    return {0: "measured", 77: "skipped"}.get(p.returncode, f"failed (exit {p.returncode})") + f": {last}"
 
 
 def _raise_interrupt(signum, frame):
