@@ -40,7 +40,7 @@ struct AllreduceOptions {
   std::vector<std::string> modes = {"out_of_place", "in_place", "graph"};
   std::string algo = "ring";
   long long gpus = 0;
-  double timeout_s = 120, min_time = 0;
+  double timeout_s = 120;
 } g_opt;
 
 struct TypeInfo {
@@ -198,9 +198,7 @@ void register_allreduce() {
       if (!wanted(g_opt.types, t.name)) continue;
       for (std::uint64_t bytes : allreduce_sizes(g_opt.min_bytes, g_opt.max_bytes, t.bytes)) {
         const std::string name = BenchName("allreduce", mode, t.name).arg("bytes", bytes).str();
-        auto* b = benchmark::RegisterBenchmark(name.c_str(), [=, &t](benchmark::State& s) { allreduce_case(s, mode, t, bytes); });
-        b->UseManualTime()->Unit(benchmark::kMicrosecond);
-        if (g_opt.min_time > 0) b->MinTime(g_opt.min_time);
+        register_case(name, [=, &t](benchmark::State& s) { allreduce_case(s, mode, t, bytes); });
       }
     }
   }
@@ -215,7 +213,6 @@ void add_flags(FlagSet& f) {
                "NCCL algorithm (sets NCCL_ALGO); auto: NCCL's choice, or NCCL_ALGO as the environment has it");
   f.add_int("gpus", &g_opt.gpus, 0, 1024, "single process: how many GPUs (0: all visible)");
   f.add_double("timeout-s", &g_opt.timeout_s, 1, 86400, "abort a collective that has not completed after this long");
-  f.add_double("min-time", &g_opt.min_time, 0.0, 3600.0, "minimum measured seconds per case (0: Google Benchmark's default)");
 }
 
 void apply_algo() {

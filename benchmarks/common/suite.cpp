@@ -19,6 +19,7 @@ namespace triaudit {
 namespace {
 
 struct SuiteState {
+  double min_time = 0.0;
   DeviceProbe probe;
   std::string setup_error;  // before_run failed: every case fails with this
   std::unique_ptr<DeviceContext> context;
@@ -96,12 +97,27 @@ void require_free_memory(std::size_t bytes) {
                    " free of " + format_bytes(total_bytes));
 }
 
+benchmark::internal::Benchmark* register_case(const std::string& name, std::function<void(benchmark::State&)> body) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [body](benchmark::State& st) { body(st); });
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  if (suite().min_time > 0) b->MinTime(suite().min_time);
+  return b;
+}
+
+ClockWatch watch_clocks() {
+  const DeviceDescription& d = device().description;
+  const int max_mhz = d.sm_clock_max_mhz_nvml > 0 ? d.sm_clock_max_mhz_nvml : d.sm_clock_max_khz / 1000;
+  return ClockWatch(device().nvml.get(), static_cast<unsigned>(max_mhz));
+}
+
 int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   long long ordinal = 0;
   std::string bind_numa = "off";
   FlagSet flags;
   flags.add_int("device", &ordinal, 0, 1023, "CUDA device ordinal to measure (after CUDA_VISIBLE_DEVICES)");
   flags.add_choice("bind-numa", &bind_numa, {"off", "on"}, "restrict the process to the CPUs of the GPU's NUMA node");
+  flags.add_double("min-time", &suite().min_time, 0.0, 3600.0,
+                   "minimum measured seconds per case (0: Google Benchmark's default)");
   if (spec.add_flags) spec.add_flags(flags);
 
   if (wants_help(argc, argv)) {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "clock_watch.hpp"
 #include "device_query.hpp"
 #include "error.hpp"
 #include "flags.hpp"
@@ -45,6 +46,13 @@ const DeviceContext& device();
 // Runs a benchmark body: without a device the case is skipped with the reason; SkipCase,
 // VerificationError and any other exception become Google Benchmark errors with their message.
 void run_guarded(benchmark::State& state, const std::function<void()>& body);
+
+// Registers a case timed manually (CUDA events or the host clock), reported in microseconds,
+// with the suite-wide --min-time when one was given.
+benchmark::internal::Benchmark* register_case(const std::string& name, std::function<void(benchmark::State&)> body);
+
+// Samples the SM clock of the device under test while a case is measured.
+ClockWatch watch_clocks();
 
 // Skips the case unless `bytes` more device memory is free (with a margin for the runtime).
 void require_free_memory(std::size_t bytes);

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <memory>
 
-#include "../common/clock_watch.hpp"
 #include "../common/gpu_timer.hpp"
 #include "../common/names.hpp"
 #include "../common/suite.hpp"
@@ -29,7 +28,6 @@ namespace {
 struct GemmOptions {
   std::uint64_t max_square = 16384;
   std::vector<std::string> families = {"square", "llm", "misaligned", "ceiling", "ladder"};
-  double min_time = 0.0;
 } g_opt;
 
 int device_cc() { return device().description.cc_major * 10 + device().description.cc_minor; }
@@ -43,12 +41,6 @@ void require_precision(GemmPrecision p) {
 int gemms_per_region(const GemmShape& s) {
   const double f = gemm_flops(s.m, s.n, s.k);
   return f >= 1e10 ? 1 : static_cast<int>(std::clamp(1e10 / f, 1.0, 50.0));
-}
-
-ClockWatch watch_clocks() {
-  const auto& d = device().description;
-  return ClockWatch(device().nvml.get(),
-                    static_cast<unsigned>(d.sm_clock_max_mhz_nvml > 0 ? d.sm_clock_max_mhz_nvml : d.sm_clock_max_khz / 1000));
 }
 
 std::unique_ptr<GemmBuffers> make_buffers(kernels::ElemType ab, kernels::ElemType cd, const GemmShape& s, Stream& stream,
@@ -207,13 +199,8 @@ void register_gemm() {
   auto wanted = [](const char* f) {
     return std::find(g_opt.families.begin(), g_opt.families.end(), f) != g_opt.families.end();
   };
-  auto finish = [](benchmark::internal::Benchmark* b) {
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
-    if (g_opt.min_time > 0) b->MinTime(g_opt.min_time);
-  };
-  auto add_lt = [&](GemmPrecision p, const GemmShape& s) {
-    const std::string name = gemm_case_name("cublaslt", p, s);
-    finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { cublaslt_case(st, p, s); }));
+  auto add_lt = [](GemmPrecision p, const GemmShape& s) {
+    register_case(gemm_case_name("cublaslt", p, s), [=](benchmark::State& st) { cublaslt_case(st, p, s); });
   };
   for (const PrecisionInfo& info : gemm_precisions()) {
     if (wanted("square"))
@@ -233,7 +220,7 @@ void register_gemm() {
       benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { ceiling_case(st, p); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
-          ->Iterations(1);
+          ->Iterations(1);  // one pass over the sweep: each shape is already timed 5 times per candidate
     }
   if (wanted("ladder")) {
     int count = 0;
@@ -244,7 +231,7 @@ void register_gemm() {
         const GemmShape s{d, d, d, "square", true};
         const std::string name = gemm_case_name(std::string("ladder_l") + std::to_string(l) + "_" + levels[l].name,
                                                 levels[l].bf16 ? GemmPrecision::BF16 : GemmPrecision::FP32, s);
-        finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { ladder_case(st, l, s); }));
+        register_case(name, [=](benchmark::State& st) { ladder_case(st, l, s); });
       }
   }
 }
@@ -260,7 +247,6 @@ int main(int argc, char** argv) {
   spec.add_flags = [](FlagSet& f) {
     f.add_size("max-square", &g_opt.max_square, "largest square dimension (a power of two from 256)");
     f.add_list("families", &g_opt.families, {"square", "llm", "misaligned", "ceiling", "ladder"}, "shape families");
-    f.add_double("min-time", &g_opt.min_time, 0.0, 3600.0, "minimum measured seconds per case (0: Google Benchmark's default)");
   };
   spec.register_benchmarks = register_gemm;
   return suite_main(argc, argv, spec);

@@ -27,8 +27,6 @@
 namespace triaudit {
 namespace {
 
-double g_min_time = 0.0;
-
 void launch_empty(int n, cudaStream_t s) {
   for (int i = 0; i < n; ++i) kernels::empty_kernel(s);
   TRIAUDIT_CUDA_LAUNCH();
@@ -192,12 +190,7 @@ void sync_case(benchmark::State& state, const std::string& what) {
 }
 
 void register_launch() {
-  auto finish = [](benchmark::internal::Benchmark* b) {
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
-    if (g_min_time > 0) b->MinTime(g_min_time);
-    return b;
-  };
-  auto add = [&](const std::string& name, auto fn) { return finish(benchmark::RegisterBenchmark(name.c_str(), fn)); };
+  auto add = [](const std::string& name, std::function<void(benchmark::State&)> fn) { return register_case(name, std::move(fn)); };
   add(BenchName("launch", "empty", "enqueue").arg("kernels", 512).str(), [](benchmark::State& s) { enqueue_case(s, 512); });
   add(BenchName("launch", "empty", "round_trip").arg("kernels", 1).str(), [](benchmark::State& s) { round_trip_case(s); });
   for (bool graph : {false, true})
@@ -228,9 +221,6 @@ int main(int argc, char** argv) {
   SuiteSpec spec;
   spec.executable = "triaudit_launch";
   spec.summary = "launch cost: eager vs CUDA Graph, fused vs unfused chains, synchronisation";
-  spec.add_flags = [](FlagSet& f) {
-    f.add_double("min-time", &g_min_time, 0.0, 3600.0, "minimum measured seconds per case (0: Google Benchmark's default)");
-  };
   spec.register_benchmarks = register_launch;
   return suite_main(argc, argv, spec);
 }

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "../common/clock_watch.hpp"
 #include "../common/gpu_timer.hpp"
 #include "../common/names.hpp"
 #include "../common/sizes.hpp"
@@ -30,7 +29,6 @@ struct MemcpyOptions {
   std::uint64_t max_bytes = 1ULL << 30;
   std::string step = "4";
   std::vector<std::string> directions = {"h2d", "d2h", "bidir", "d2d", "overlap"};
-  double min_time = 0.0;
 } g_opt;
 
 // The last case's buffers, kept across Google Benchmark's repeated calls of that case.
@@ -43,12 +41,6 @@ CopyRunner& runner_for(const CopyKind& kind, std::uint64_t bytes) {
     cached = std::make_unique<CopyRunner>(kind, bytes);
   }
   return *cached;
-}
-
-ClockWatch watch_clocks() {
-  const auto& d = device().description;
-  return ClockWatch(device().nvml.get(),
-                    static_cast<unsigned>(d.sm_clock_max_mhz_nvml > 0 ? d.sm_clock_max_mhz_nvml : d.sm_clock_max_khz / 1000));
 }
 
 void copy_case(benchmark::State& state, const std::string& name, const CopyKind& kind, std::uint64_t bytes) {
@@ -151,23 +143,19 @@ void register_memcpy() {
   auto wanted = [](const std::string& d) {
     return std::find(g_opt.directions.begin(), g_opt.directions.end(), d) != g_opt.directions.end();
   };
-  auto finish = [](benchmark::internal::Benchmark* b) {
-    b->UseManualTime()->Unit(benchmark::kMicrosecond);
-    if (g_opt.min_time > 0) b->MinTime(g_opt.min_time);
-  };
   for (const CopyKind& kind : copy_kinds()) {
     if (!wanted(kind.direction)) continue;
     for (std::uint64_t bytes : sizes) {
       if (!copy_applies_to_size(kind, bytes)) continue;
       const std::string name = BenchName("memcpy", kind.direction, kind.memory).arg("bytes", bytes).str();
-      finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { copy_case(s, name, kind, bytes); }));
+      register_case(name, [=](benchmark::State& s) { copy_case(s, name, kind, bytes); });
     }
   }
   if (wanted("overlap"))
     for (const std::string memory : {"pinned", "pageable"})
       for (std::uint64_t bytes : {16ULL << 20, 256ULL << 20}) {
         const std::string name = BenchName("memcpy", "overlap", memory).arg("bytes", bytes).str();
-        finish(benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { overlap_case(s, memory, bytes); }));
+        register_case(name, [=](benchmark::State& s) { overlap_case(s, memory, bytes); });
       }
 }
 
@@ -184,7 +172,6 @@ int main(int argc, char** argv) {
     f.add_size("max-bytes", &g_opt.max_bytes, "largest copy");
     f.add_choice("step", &g_opt.step, {"2", "4"}, "size multiplier between cases");
     f.add_list("directions", &g_opt.directions, {"h2d", "d2h", "bidir", "d2d", "overlap"}, "what to measure");
-    f.add_double("min-time", &g_opt.min_time, 0.0, 3600.0, "minimum measured seconds per case (0: Google Benchmark's default)");
   };
   spec.register_benchmarks = register_memcpy;
   return suite_main(argc, argv, spec);

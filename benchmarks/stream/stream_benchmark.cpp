@@ -30,7 +30,6 @@ struct StreamOptions {
   std::vector<std::string> ops = {"copy", "scale", "add", "triad", "dot"};
   std::vector<std::string> types = {"fp32", "fp64"};
   std::vector<std::string> caches = {"hot", "cold"};
-  double min_time = 0.0;
 } g_options;
 
 // Hot cases batch small operations into one timed region (reported per operation) so the
@@ -83,9 +82,7 @@ void stream_case(benchmark::State& state, const std::string& name, StreamOp op, 
 
     const int ops = ops_per_region(array_bytes, cold);
     GpuTimer timer(stream, cold ? ws.flusher.get() : nullptr);
-    ClockWatch clocks(dev.nvml.get(), static_cast<unsigned>(dev.description.sm_clock_max_mhz_nvml > 0
-                                                                ? dev.description.sm_clock_max_mhz_nvml
-                                                                : dev.description.sm_clock_max_khz / 1000));
+    ClockWatch clocks = watch_clocks();
     for (auto _ : state) {
       auto region = timer.region(state, ops);
       for (int i = 0; i < ops; ++i) kernels::stream_run<T>(op, arrays, n, launch, stream);
@@ -130,11 +127,10 @@ void register_stream() {
         for (std::uint64_t bytes : sizes) {
           const std::string name = BenchName("stream", stream_op_name(op), type).arg("cache", cache).arg("bytes", bytes).str();
           const bool cold = cache == "cold";
-          auto* b = type == "fp32"
-                        ? benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { stream_case<float>(s, name, op, bytes, cold); })
-                        : benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { stream_case<double>(s, name, op, bytes, cold); });
-          b->UseManualTime()->Unit(benchmark::kMicrosecond);
-          if (g_options.min_time > 0) b->MinTime(g_options.min_time);
+          if (type == "fp32")
+            register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, op, bytes, cold); });
+          else
+            register_case(name, [=](benchmark::State& s) { stream_case<double>(s, name, op, bytes, cold); });
         }
       }
     }
@@ -156,8 +152,6 @@ int main(int argc, char** argv) {
     f.add_list("ops", &g_options.ops, {"copy", "scale", "add", "triad", "dot"}, "operations");
     f.add_list("types", &g_options.types, {"fp32", "fp64"}, "element types");
     f.add_list("cache", &g_options.caches, {"hot", "cold"}, "hot: data left in L2; cold: L2 flushed before each op");
-    f.add_double("min-time", &g_options.min_time, 0.0, 3600.0,
-                 "minimum measured seconds per case (0: Google Benchmark's default)");
   };
   spec.register_benchmarks = register_stream;
   return suite_main(argc, argv, spec);

@@ -172,6 +172,10 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
 
     if smi_csv is None:
         rc, smi_csv = _run(["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits"])
+        if rc != 0 and "not a valid field" in smi_csv:
+            # Drivers before the "clocks event reasons" rename know the field as throttle reasons.
+            old = [f.replace("clocks_event_reasons", "clocks_throttle_reasons") for f in SMI_FIELDS]
+            rc, smi_csv = _run(["nvidia-smi", f"--query-gpu={','.join(old)}", "--format=csv,noheader,nounits"])
         if rc != 0:
             # Older drivers lack some fields: fall back without the newest ones.
             r.sections["gpus"] = {"nvidia-smi": smi_csv.strip().splitlines()[0] if smi_csv.strip() else f"exit {rc}"}

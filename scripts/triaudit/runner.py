@@ -116,7 +116,9 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) ->
             for line in proc.stdout:
                 logf.write(line)
                 first = line.split(" ", 1)[0]
-                if "/" in first and not first.endswith(("_mean", "_median", "_stddev", "_cv")):
+                # One line per finished case: the plain line, or with repetitions (aggregates only
+                # displayed) the median line.
+                if "/" in first and not first.endswith(("_mean", "_stddev", "_cv")):
                     done += 1
                     elapsed = time.monotonic() - start
                     log(f"  [{name} {done}/{total or '?'} {elapsed:5.0f}s] {line.rstrip()[:150]}")
