@@ -103,3 +103,23 @@ def test_run_reports_a_failing_executable(tmp_path):
 def test_run_refuses_missing_build_and_unknown_profile(tmp_path):
     assert runner.run_suite(tmp_path / "nope", tmp_path / "r").exit_code == 2
     assert runner.run_suite(tmp_path, tmp_path / "r", profile="forever").exit_code == 2
+
+
+FAKE_INTERRUPTED = FAKE_OK.replace('print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")', """
+import os, signal, time
+print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100", flush=True)
+os.kill(os.getppid(), signal.SIGTERM)  # the CI job is cancelled while this executable runs
+time.sleep(30)
+""")
+
+
+def test_interrupted_run_is_kept_and_marked_incomplete(tmp_path):
+    build = tmp_path / "build"
+    _fake_exe(build, FAKE_INTERRUPTED)
+    out = runner.run_suite(build, tmp_path / "results", "quick", log=lambda *_: None)
+    assert out.exit_code == 130 and "incomplete" in out.message
+    m = json.loads((out.run_dir / "manifest.json").read_text())
+    assert m["complete"] is False
+    # The report leaves it out and says so.
+    assert cli.main(["report", str(out.run_dir), "--out", str(tmp_path / "rep")]) == 0
+    assert "left out" in (tmp_path / "rep" / "report.md").read_text()

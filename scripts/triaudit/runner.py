@@ -158,7 +158,9 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
         for i, (name, exe) in enumerate(exes.items(), 1):
             args = COMMON_ARGS + PROFILES[profile].get(name, []) + list(extra_args or [])
             log(f"[{i}/{len(exes)}] {name}")
+            manifest["interrupted_during"] = name
             manifest["executables"].append(_run_one(name, exe, args, staging, log))
+            del manifest["interrupted_during"]
         if "triaudit_gemm" in exes:
             manifest["torch_anchor"] = _torch_anchor(staging, log)
     except KeyboardInterrupt:
@@ -171,15 +173,18 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     manifest["complete"] = not interrupted and len(codes) == len(exes)
 
     card = None
-    for e in manifest["executables"]:
-        if e["json"]:
-            try:
-                ctx = json.loads((staging / e["json"]).read_text()).get("context", {})
-            except (OSError, ValueError):
-                continue
-            if ctx.get("gpu_available") == "true" and ctx.get("gpu_name"):
-                card = ctx["gpu_name"]
-                break
+    for f in sorted(staging.glob("*.json")):  # also what an interrupted executable left
+        try:
+            ctx = json.loads(f.read_text()).get("context", {})
+        except (OSError, ValueError):
+            continue
+        if ctx.get("gpu_available") == "true" and ctx.get("gpu_name"):
+            card = ctx["gpu_name"]
+            break
+    if card is None and interrupted:
+        shutil.rmtree(staging, ignore_errors=True)
+        _tidy_incoming(results)
+        return Outcome(130, None, "interrupted before anything was measured: nothing written")
     if card is None:
         reason = "no CUDA device"
         for e in manifest["executables"]:
