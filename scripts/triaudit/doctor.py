@@ -105,6 +105,40 @@ def check_gpu(g: dict, codes_by_exe: dict[str, set], report: Report) -> dict:
     return out
 
 
+def cuda_runtime_view() -> tuple[list[dict], str]:
+    """What the CUDA runtime itself sees (through ctypes, no build needed): per device its compute
+    capability and whether it is integrated (shares host memory: Jetson, GH200's view differs).
+    Returns (devices, reason when none)."""
+    import ctypes
+    import glob as _glob
+
+    candidates = ["libcudart.so"] + sorted(_glob.glob("/usr/local/cuda/lib64/libcudart.so*"), reverse=True)
+    lib = None
+    for c in candidates:
+        try:
+            lib = ctypes.CDLL(c)
+            break
+        except OSError:
+            continue
+    if lib is None:
+        return [], "libcudart not found"
+    count = ctypes.c_int(0)
+    rc = lib.cudaGetDeviceCount(ctypes.byref(count))
+    if rc != 0:
+        lib.cudaGetErrorString.restype = ctypes.c_char_p
+        return [], f"CUDA runtime: {lib.cudaGetErrorString(rc).decode(errors='replace')}"
+    devices = []
+    for d in range(count.value):
+        vals = {}
+        for name, attr in (("major", 75), ("minor", 76), ("integrated", 18)):
+            v = ctypes.c_int(0)
+            lib.cudaDeviceGetAttribute(ctypes.byref(v), attr, d)
+            vals[name] = v.value
+        devices.append({"index": d, "compute_cap": f"{vals['major']}.{vals['minor']}",
+                        "integrated": bool(vals["integrated"])})
+    return devices, ""
+
+
 def _cuda_version_of_driver() -> str | None:
     rc, text = _run(["nvidia-smi"])
     m = re.search(r"CUDA Version:\s*([\d.]+)", text) if rc == 0 else None
@@ -170,6 +204,7 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
     if not exes:
         r.warnings.append(f"no built executables under {build_dir}")
 
+    recorded = smi_csv is not None
     if smi_csv is None:
         rc, smi_csv = _run(["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits"])
         if rc != 0 and "not a valid field" in smi_csv:
@@ -184,9 +219,20 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
         _, processes = _run(["nvidia-smi", "--query-compute-apps=gpu_uuid,pid,process_name,used_memory", "--format=csv,noheader"])
         _, nvlink = _run(["nvidia-smi", "nvlink", "-s"])
     gpus = parse_smi_csv(smi_csv)
+    runtime_devices, runtime_reason = cuda_runtime_view() if not recorded else ([], "")
+    r.sections.setdefault("cuda runtime", {})["devices"] = (
+        ", ".join(f"{d['index']}: cc {d['compute_cap']} {'integrated' if d['integrated'] else 'discrete'}"
+                  for d in runtime_devices) or runtime_reason or "none")
+    if not gpus and runtime_devices:
+        # No nvidia-smi (e.g. an integrated Jetson part): describe what CUDA sees.
+        gpus = [{"index": str(d["index"]), "name": "(nvidia-smi unavailable)", "compute_cap": d["compute_cap"]}
+                for d in runtime_devices]
     if not gpus:
         r.sections.setdefault("gpus", {})["visible"] = "none: no NVIDIA GPU visible to this process"
         return r
+    for g in gpus:
+        match = next((d for d in runtime_devices if str(d["index"]) == str(g.get("index"))), None)
+        g["kind"] = ("integrated" if match["integrated"] else "discrete") if match else "discrete (seen by nvidia-smi)"
     r.sections["driver"] = {"driver_version": gpus[0].get("driver_version"), "supports CUDA": driver_cuda or "unknown",
                             "build uses CUDA": toolkit or "unknown"}
     compare_driver_runtime(driver_cuda, toolkit, r)
@@ -213,7 +259,7 @@ def render(r: Report) -> str:
         lines.append(f"GPU {g['index']}: {g['name']} (compute capability {g.get('compute_cap')}, {g.get('memory.total')} MiB, "
                      f"PCIe Gen{g.get('pcie.link.gen.current')}/{g.get('pcie.link.gen.max')} x{g.get('pcie.link.width.current')}/"
                      f"{g.get('pcie.link.width.max')}, ECC {g.get('ecc.mode.current')}, MIG {g.get('mig.mode.current')}, "
-                     f"SM clock {g.get('sm_clock', '?')}); discrete (seen by nvidia-smi)")
+                     f"SM clock {g.get('sm_clock', '?')}); {g.get('kind', '')}")
         lines += [f"  {k[5:]}: {v}" for k, v in g.items() if k.startswith("code:")]
     if not r.gpus:
         lines.append("no GPU visible: nothing to measure on this machine (toolchain reported above)")
