@@ -4,9 +4,12 @@ VENV="${TRIAUDIT_VENV:-$PWD/.venv}"
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
-"$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-"$VENV/bin/python" -m pip install -q -e "scripts[test]"
+_pip() {  # quiet unless it fails
+  "$VENV/bin/python" -m pip install -q "$@" > "$VENV/pip.log" 2>&1 || { cat "$VENV/pip.log"; return 1; }
+}
+_pip --upgrade pip || true
+_pip -e "scripts[test]"
 if ! command -v ninja >/dev/null 2>&1; then
-  "$VENV/bin/python" -m pip install -q ninja
+  _pip ninja
 fi
 export PATH="$VENV/bin:$PATH"

@@ -106,7 +106,7 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) ->
     cmd = [str(exe), f"--benchmark_out={json_path}", *args]
     total = _count_cases(exe, args)
     start = time.monotonic()
-    done = 0
+    seen: set[str] = set()
     with open(log_path, "w", encoding="utf-8") as logf:
         logf.write("$ " + " ".join(cmd) + "\n")
         logf.flush()
@@ -119,9 +119,11 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) ->
                 # One line per finished case: the plain line, or with repetitions (aggregates only
                 # displayed) the median line.
                 if "/" in first and not first.endswith(("_mean", "_stddev", "_cv")):
-                    done += 1
-                    elapsed = time.monotonic() - start
-                    log(f"  [{name} {done}/{total or '?'} {elapsed:5.0f}s] {line.rstrip()[:150]}")
+                    case = first.removesuffix("_median")
+                    if case not in seen:  # repetitions of one case print several lines
+                        seen.add(case)
+                        elapsed = time.monotonic() - start
+                        log(f"  [{name} {len(seen)}/{total or '?'} {elapsed:5.0f}s] {line.rstrip()[:150]}")
                 elif "no CUDA device" in line or "error" in line.lower():
                     log(f"  {name}: {line.rstrip()}")
             rc = proc.wait()
@@ -161,7 +163,10 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
             manifest["interrupted_during"] = name
             manifest["executables"].append(_run_one(name, exe, args, staging, log))
             del manifest["interrupted_during"]
-        if "triaudit_gemm" in exes:
+            if manifest["executables"][-1]["exit_code"] == EXIT_NO_DEVICE:
+                log(f"{name}: no CUDA device; the other executables would skip every case too: stopping")
+                break
+        if "triaudit_gemm" in exes and all(e["exit_code"] != EXIT_NO_DEVICE for e in manifest["executables"]):
             manifest["torch_anchor"] = _torch_anchor(staging, log)
     except KeyboardInterrupt:
         interrupted = True
@@ -171,6 +176,8 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     manifest["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     codes = [e["exit_code"] for e in manifest["executables"]]
     manifest["complete"] = not interrupted and len(codes) == len(exes)
+    if codes and codes[-1] == EXIT_NO_DEVICE:
+        codes = [EXIT_NO_DEVICE]
 
     card = None
     for f in sorted(staging.glob("*.json")):  # also what an interrupted executable left
