@@ -52,6 +52,7 @@ ContextEntries device_context_entries(const DeviceDescription& d) {
       {"pcie_generation_max", known_or(d.pcie_gen_max, unknown)},
       {"pcie_width_current", known_or(d.pcie_width_current, unknown)},
       {"pcie_width_max", known_or(d.pcie_width_max, unknown)},
+      {"nvlink_active_links", d.nvlink_active_links < 0 ? "none reported" : std::to_string(d.nvlink_active_links)},
       {"driver_version", d.driver_version.empty() ? unknown : d.driver_version},
       {"cuda_driver_version", cuda_version_string(d.cuda_driver_version)},
       {"cuda_runtime_version", cuda_version_string(d.cuda_runtime_version)},

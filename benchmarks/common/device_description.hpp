@@ -30,6 +30,7 @@ struct DeviceDescription {
   int sm_clock_observed_mhz = -1;
   int pcie_gen_current = -1, pcie_gen_max = -1;
   int pcie_width_current = -1, pcie_width_max = -1;
+  int nvlink_active_links = -1;  // -1: no NVLink (or not readable)
 };
 
 // 2 x memory clock x bus width / 8, in bytes per second (decimal). 0 when unknown.

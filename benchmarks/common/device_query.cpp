@@ -87,6 +87,7 @@ DeviceDescription describe_device(int ordinal, const NvmlDevice& nvml) {
   d.pcie_gen_max = as_int(nvml.pcie_gen_max());
   d.pcie_width_current = as_int(nvml.pcie_width_current());
   d.pcie_width_max = as_int(nvml.pcie_width_max());
+  d.nvlink_active_links = as_int(nvml.nvlink_active_links());
   return d;
 }
 

@@ -27,6 +27,7 @@ struct NvmlApi {
   nvmlReturn_t (*width_cur)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*width_max)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*driver)(char*, unsigned) = nullptr;
+  nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int*) = nullptr;
 };
 
 template <typename F>
@@ -57,6 +58,7 @@ const NvmlApi& api() {
     bind(lib, "nvmlDeviceGetCurrPcieLinkWidth", a.width_cur);
     bind(lib, "nvmlDeviceGetMaxPcieLinkWidth", a.width_max);
     bind(lib, "nvmlSystemGetDriverVersion", a.driver);
+    bind(lib, "nvmlDeviceGetNvLinkState", a.nvlink_state);
     if (init == nullptr) {
       a.status = "libnvidia-ml.so.1 has no nvmlInit_v2";
       return;
@@ -116,6 +118,20 @@ std::optional<unsigned> NvmlDevice::pcie_gen_current() const { return read_unsig
 std::optional<unsigned> NvmlDevice::pcie_gen_max() const { return read_unsigned(api().gen_max, handle_); }
 std::optional<unsigned> NvmlDevice::pcie_width_current() const { return read_unsigned(api().width_cur, handle_); }
 std::optional<unsigned> NvmlDevice::pcie_width_max() const { return read_unsigned(api().width_max, handle_); }
+
+std::optional<unsigned> NvmlDevice::nvlink_active_links() const {
+  if (api().nvlink_state == nullptr || handle_ == nullptr) return std::nullopt;
+  unsigned active = 0;
+  bool any = false;
+  for (unsigned link = 0; link < 18; ++link) {
+    int state = 0;  // nvmlEnableState_t: 1 = enabled (link up)
+    if (api().nvlink_state(handle_, link, &state) != kNvmlSuccess) continue;
+    any = true;
+    active += state == 1;
+  }
+  if (!any) return std::nullopt;
+  return active;
+}
 
 std::optional<std::string> NvmlDevice::driver_version() {
   char buf[96] = {};

@@ -22,6 +22,8 @@ class NvmlDevice {
   std::optional<unsigned> pcie_gen_max() const;
   std::optional<unsigned> pcie_width_current() const;
   std::optional<unsigned> pcie_width_max() const;
+  // NVLink links reported active (of the 18 NVML can address); nullopt without NVLink support.
+  std::optional<unsigned> nvlink_active_links() const;
   static std::optional<std::string> driver_version();
 
  private:

@@ -55,6 +55,7 @@ TEST(DeviceDescription, ContextCarriesEveryContractKey) {
   d.pcie_gen_max = 5;
   d.pcie_width_current = 16;
   d.pcie_width_max = 16;
+  d.nvlink_active_links = 18;
   const auto m = as_map(device_context_entries(d));
   for (const char* key : {"gpu_name", "gpu_uuid", "compute_capability", "sm_count", "l2_bytes", "memory_bytes",
                           "memory_bus_width_bits", "memory_clock_mhz", "peak_memory_bandwidth_bytes_per_second",
@@ -70,6 +71,7 @@ TEST(DeviceDescription, ContextCarriesEveryContractKey) {
   EXPECT_EQ(m.at("ecc"), "on");
   EXPECT_EQ(m.at("pcie_generation_current"), "5");
   EXPECT_EQ(m.at("cuda_runtime_version"), "12.8");
+  EXPECT_EQ(m.at("nvlink_active_links"), "18");
 }
 
 TEST(DeviceDescription, UnreadableNvmlFieldsSayWhy) {
