@@ -161,6 +161,7 @@ void allreduce_case(benchmark::State& state, const std::string& mode, const Type
     const int ops = static_cast<int>(std::clamp<std::uint64_t>((32ULL << 20) / std::max<std::uint64_t>(bytes, 1), 1, 100));
     double total = 0;
     long long total_ops = 0;
+    ClockWatch clocks = watch_clocks();  // the GPU this process measures first
     for (auto _ : state) {
       record(starts);
       for (int i = 0; i < ops; ++i) run_once();
@@ -173,6 +174,7 @@ void allreduce_case(benchmark::State& state, const std::string& mode, const Type
       total_ops += ops;
       state.SetIterationTime(slowest / ops);
     }
+    clocks.finish(state);
     if (in_place) {  // repeated in-place sums have grown the data: check one fresh operation
       prepare();
       run_once();
