@@ -37,4 +37,7 @@ def no_gpu_json(stream_exe, tmp_path_factory) -> Path:
 def real_result_files() -> list[Path]:
     """Every measured run committed under results/."""
     root = REPO / "results"
-    return sorted(p for p in root.rglob("*.json") if p.name != "manifest.json") if root.exists() else []
+    if not root.exists():
+        return []
+    return sorted(p for p in root.rglob("*.json")
+                  if p.name != "manifest.json" and not any(part.startswith(".") for part in p.relative_to(root).parts))
