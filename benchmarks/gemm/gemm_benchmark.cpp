@@ -61,17 +61,40 @@ void set_counters(benchmark::State& state, GemmPrecision p, const GemmShape& s) 
   state.counters["arithmetic_intensity"] = gemm_intensity(s.m, s.n, s.k, info.a_bytes, info.c_bytes);
 }
 
+// Google Benchmark calls a case's body several times (sizing the iteration count, then once
+// per repetition): the operands, the workspace and the tuned algorithm of the last case are kept,
+// so the candidates are timed once per case, not once per call.
+struct LtCaseCache {
+  std::string name;
+  std::unique_ptr<GemmBuffers> buf;
+  std::unique_ptr<DeviceBuffer<unsigned char>> ws;
+  std::unique_ptr<LtGemm> gemm;
+};
+
+const LtHandle& lt_handle() {
+  static LtHandle h;
+  return h;
+}
+
 void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
   run_guarded(state, [&] {
     require_precision(p);
     const LtTypes t = lt_types(p);
     const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
     Stream stream;
-    auto buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
-    DeviceBuffer<unsigned char> ws(ws_bytes);
-    LtHandle lt;
-    LtGemm gemm(lt, p, s, ws_bytes);
-    gemm.autotune(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
+    static LtCaseCache cache;
+    const std::string key = gemm_case_name("cublaslt", p, s);
+    if (cache.name != key) {
+      cache = LtCaseCache{};  // free the previous case's operands first
+      cache.buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
+      cache.ws = std::make_unique<DeviceBuffer<unsigned char>>(ws_bytes);
+      cache.gemm = std::make_unique<LtGemm>(lt_handle(), p, s, ws_bytes);
+      cache.gemm->autotune(cache.buf->a(0), cache.buf->b(0), cache.buf->d(0), cache.ws->data(), stream);
+      cache.name = key;
+    }
+    GemmBuffers* buf = cache.buf.get();
+    DeviceBuffer<unsigned char>& ws = *cache.ws;
+    LtGemm& gemm = *cache.gemm;
 
     // Verify before timing (and again after, below): a wrong fast number is never reported.
     TRIAUDIT_CUDA(cudaMemsetAsync(buf->d(0), 0xFF, s.m * s.n * static_cast<std::uint64_t>(kernels::elem_bytes(t.cd_elem)), stream));
