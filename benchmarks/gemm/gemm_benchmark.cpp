@@ -259,18 +259,18 @@ void register_gemm() {
   }
 }
 
+void add_flags(FlagSet& f) {
+  f.add_size("max-square", &g_opt.max_square, "largest square dimension (a power of two from 256)");
+  f.add_list("families", &g_opt.families, {"square", "llm", "misaligned", "ceiling", "ladder"}, "shape families");
+}
+
 }  // namespace
 }  // namespace triaudit
 
 int main(int argc, char** argv) {
   using namespace triaudit;
-  SuiteSpec spec;
-  spec.executable = "triaudit_gemm";
-  spec.summary = "GEMM throughput per precision (cuBLASLt, autotuned) and a hand-written Tensor Core ladder";
-  spec.add_flags = [](FlagSet& f) {
-    f.add_size("max-square", &g_opt.max_square, "largest square dimension (a power of two from 256)");
-    f.add_list("families", &g_opt.families, {"square", "llm", "misaligned", "ceiling", "ladder"}, "shape families");
-  };
-  spec.register_benchmarks = register_gemm;
+  const SuiteSpec spec{"triaudit_gemm",
+                       "GEMM throughput per precision (cuBLASLt, autotuned) and a hand-written Tensor Core ladder",
+                       add_flags, register_gemm, {}, false};
   return suite_main(argc, argv, spec);
 }

@@ -220,9 +220,8 @@ void register_launch() {
 
 int main(int argc, char** argv) {
   using namespace triaudit;
-  SuiteSpec spec;
-  spec.executable = "triaudit_launch";
-  spec.summary = "launch cost: eager vs CUDA Graph, fused vs unfused chains, synchronisation";
-  spec.register_benchmarks = register_launch;
+  const SuiteSpec spec{"triaudit_launch",
+                       "launch cost: eager vs CUDA Graph, fused vs unfused chains, synchronisation",
+                       nullptr, register_launch, {}, false};
   return suite_main(argc, argv, spec);
 }

@@ -159,20 +159,20 @@ void register_memcpy() {
       }
 }
 
+void add_flags(FlagSet& f) {
+  f.add_size("min-bytes", &g_opt.min_bytes, "smallest copy");
+  f.add_size("max-bytes", &g_opt.max_bytes, "largest copy");
+  f.add_choice("step", &g_opt.step, {"2", "4"}, "size multiplier between cases");
+  f.add_list("directions", &g_opt.directions, {"h2d", "d2h", "bidir", "d2d", "overlap"}, "what to measure");
+}
+
 }  // namespace
 }  // namespace triaudit
 
 int main(int argc, char** argv) {
   using namespace triaudit;
-  SuiteSpec spec;
-  spec.executable = "triaudit_memcpy";
-  spec.summary = "host<->device and device<->device copies: pageable, pinned, registered, write-combined, zero-copy; overlap";
-  spec.add_flags = [](FlagSet& f) {
-    f.add_size("min-bytes", &g_opt.min_bytes, "smallest copy");
-    f.add_size("max-bytes", &g_opt.max_bytes, "largest copy");
-    f.add_choice("step", &g_opt.step, {"2", "4"}, "size multiplier between cases");
-    f.add_list("directions", &g_opt.directions, {"h2d", "d2h", "bidir", "d2d", "overlap"}, "what to measure");
-  };
-  spec.register_benchmarks = register_memcpy;
+  const SuiteSpec spec{"triaudit_memcpy",
+                       "host<->device and device<->device copies: pageable, pinned, registered, write-combined, zero-copy; overlap",
+                       add_flags, register_memcpy, {}, false};
   return suite_main(argc, argv, spec);
 }

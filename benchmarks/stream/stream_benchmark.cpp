@@ -137,22 +137,22 @@ void register_stream() {
   }
 }
 
+void add_flags(FlagSet& f) {
+  f.add_size("min-bytes", &g_options.min_bytes, "smallest array (one of the arrays), rounded up to a power of two");
+  f.add_size("max-bytes", &g_options.max_bytes,
+             "largest array, rounded down to a power of two; sizes that do not fit in free device memory are skipped");
+  f.add_list("ops", &g_options.ops, {"copy", "scale", "add", "triad", "dot"}, "operations");
+  f.add_list("types", &g_options.types, {"fp32", "fp64"}, "element types");
+  f.add_list("cache", &g_options.caches, {"hot", "cold"}, "hot: data left in L2; cold: L2 flushed before each op");
+}
+
 }  // namespace
 }  // namespace triaudit
 
 int main(int argc, char** argv) {
   using namespace triaudit;
-  SuiteSpec spec;
-  spec.executable = "triaudit_stream";
-  spec.summary = "STREAM bandwidth (copy, scale, add, triad, dot) from L2-resident sizes to HBM";
-  spec.add_flags = [](FlagSet& f) {
-    f.add_size("min-bytes", &g_options.min_bytes, "smallest array (one of the arrays), rounded up to a power of two");
-    f.add_size("max-bytes", &g_options.max_bytes,
-               "largest array, rounded down to a power of two; sizes that do not fit in free device memory are skipped");
-    f.add_list("ops", &g_options.ops, {"copy", "scale", "add", "triad", "dot"}, "operations");
-    f.add_list("types", &g_options.types, {"fp32", "fp64"}, "element types");
-    f.add_list("cache", &g_options.caches, {"hot", "cold"}, "hot: data left in L2; cold: L2 flushed before each op");
-  };
-  spec.register_benchmarks = register_stream;
+  const SuiteSpec spec{"triaudit_stream",
+                       "STREAM bandwidth (copy, scale, add, triad, dot) from L2-resident sizes to HBM",
+                       add_flags, register_stream, {}, false};
   return suite_main(argc, argv, spec);
 }
