@@ -115,3 +115,23 @@ def test_torch_anchor_without_torch_writes_nothing(tmp_path):
         pass
     assert torch_anchor.main([str(tmp_path / "anchor.json")]) == 77
     assert not (tmp_path / "anchor.json").exists()
+
+
+def test_corner_figures_have_labelled_log_axes_and_card_legends(tmp_path):
+    run = _run(tmp_path, "r")
+    df = load_table([run])
+    figures = {stem: fig for sec in corners.all_sections(df) for stem, _, fig in sec.figures}
+    for stem in ("memcpy_bandwidth", "launch_eager_vs_graph", "allreduce_bandwidth", "gemm_by_precision"):
+        fig = figures[stem]
+        for ax in fig.get_axes():
+            assert ax.get_ylabel() and ax.get_yscale() == "log", stem
+            labels = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+            assert any("NVIDIA H200" in lab for lab in labels), (stem, labels)
+    launch = figures["launch_eager_vs_graph"].get_axes()[0]
+    assert {"NVIDIA H200: eager", "NVIDIA H200: graph"} <= {line.get_label() for line in launch.get_lines()}
+    assert "µs" in launch.get_ylabel() and launch.get_xscale() == "log"
+    h2d = figures["memcpy_bandwidth"].get_axes()[0]
+    assert h2d.get_title() == "h2d" and {"NVIDIA H200: pinned", "NVIDIA H200: pageable"} <= {
+        line.get_label() for line in h2d.get_lines()}
+    ar = figures["allreduce_bandwidth"].get_axes()[0]
+    assert "busbw" in ar.get_ylabel()  # 8 ranks: busbw, not algbw
