@@ -29,7 +29,7 @@ stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-nat
 if [ $? -ne 0 ]; then tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1; fi
 
 stamp "ctest (all labels)"
-ctest --test-dir build/gpu --output-on-failure --timeout 600 > "$OUT/ctest.log" 2>&1
+ctest --test-dir build/gpu --output-on-failure --timeout 240 > "$OUT/ctest.log" 2>&1
 ctest_rc=$?
 grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log" | tail -20
 
@@ -38,7 +38,7 @@ stamp "doctor exit $?"
 
 stamp "suite, profile $PROFILE"
 PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner --build-dir build/gpu --results results \
-  --profile "$PROFILE" > "$OUT/run.log" 2>&1
+  --profile "$PROFILE" --timeout-s 300 > "$OUT/run.log" 2>&1
 run_rc=$?
 tail -5 "$OUT/run.log"
 run_dir=$(sed -n 's/^run written to \([^;]*\).*/\1/p' "$OUT/run.log" | tail -1)

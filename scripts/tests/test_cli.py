@@ -123,3 +123,14 @@ def test_interrupted_run_is_kept_and_marked_incomplete(tmp_path):
     # The report leaves it out and says so.
     assert cli.main(["report", str(out.run_dir), "--out", str(tmp_path / "rep")]) == 0
     assert "left out" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_an_executable_past_its_timeout_is_killed_and_reported(tmp_path):
+    build = tmp_path / "build"
+    _fake_exe(build, FAKE_OK.replace('print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")',
+                                     'import time; time.sleep(60)'))
+    out = runner.run_suite(build, tmp_path / "results", "quick", log=lambda *_: None, timeout_s=2)
+    assert out.exit_code == 1 and "failed: triaudit_stream" in out.message
+    m = json.loads((out.run_dir / "manifest.json").read_text())
+    assert m["executables"][0]["exit_code"] == 124
+    assert "killed after 2 s" in (out.run_dir / "triaudit_stream.log").read_text()

@@ -14,7 +14,7 @@ from .gbench import LoadError
 
 def cmd_run(a) -> int:
     out = runner.run_suite(a.build_dir, a.results, a.profile,
-                           [x for x in a.only.split(",") if x] or None, a.extra)
+                           [x for x in a.only.split(",") if x] or None, a.extra, timeout_s=a.timeout_s)
     print(out.message)
     return out.exit_code
 
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--results", type=Path, default=Path("results"))
     r.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES))
     r.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
+    r.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this (exit 124)")
     r.add_argument("extra", nargs="*", help="extra arguments for every executable (after --)")
     r.set_defaults(func=cmd_run)
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
+EXIT_TIMEOUT = 124  # an executable that ran past --timeout-s (as timeout(1) reports it)
 
 EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_launch"]
 
@@ -100,7 +101,7 @@ def _unique_dir(parent: Path, name: str) -> Path:
     return candidate
 
 
-def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) -> dict:
+def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, timeout_s: float | None = None) -> dict:
     json_path = staging / f"{name}.json"
     log_path = staging / f"{name}.log"
     cmd = [str(exe), f"--benchmark_out={json_path}", *args]
@@ -111,6 +112,16 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) ->
         logf.write("$ " + " ".join(cmd) + "\n")
         logf.flush()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        timer = None
+        timed_out = []
+        if timeout_s:
+            import threading
+
+            def _expire():
+                timed_out.append(True)
+                proc.kill()
+            timer = threading.Timer(timeout_s, _expire)
+            timer.start()
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -127,7 +138,15 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) ->
                 elif "no CUDA device" in line or "error" in line.lower():
                     log(f"  {name}: {line.rstrip()}")
             rc = proc.wait()
+            if timer:
+                timer.cancel()
+            if timed_out:
+                logf.write(f"\ntriaudit run: {name} killed after {timeout_s:.0f} s (--timeout-s)\n")
+                log(f"  {name}: killed after {timeout_s:.0f} s")
+                rc = EXIT_TIMEOUT
         except BaseException:
+            if timer:
+                timer.cancel()
             proc.send_signal(signal.SIGINT)
             try:
                 proc.wait(timeout=10)
@@ -139,7 +158,8 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print) ->
 
 
 def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list[str] | None = None,
-              extra_args: list[str] | None = None, repo: Path | None = None, log=print) -> Outcome:
+              extra_args: list[str] | None = None, repo: Path | None = None, log=print,
+              timeout_s: float | None = None) -> Outcome:
     if profile not in PROFILES:
         return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     if not build_dir.is_dir():
@@ -161,7 +181,7 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
             args = COMMON_ARGS + PROFILES[profile].get(name, []) + list(extra_args or [])
             log(f"[{i}/{len(exes)}] {name}")
             manifest["interrupted_during"] = name
-            manifest["executables"].append(_run_one(name, exe, args, staging, log))
+            manifest["executables"].append(_run_one(name, exe, args, staging, log, timeout_s))
             del manifest["interrupted_during"]
             if manifest["executables"][-1]["exit_code"] == EXIT_NO_DEVICE:
                 log(f"{name}: no CUDA device; the other executables would skip every case too: stopping")
@@ -252,9 +272,11 @@ def main(argv: list[str] | None = None) -> int:  # used by the GPU check script:
     p.add_argument("--results", type=Path, default=Path("results"))
     p.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
+    p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
     p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
     a = p.parse_args(argv)
-    out = run_suite(a.build_dir, a.results, a.profile, [x for x in a.only.split(",") if x] or None, a.extra)
+    out = run_suite(a.build_dir, a.results, a.profile, [x for x in a.only.split(",") if x] or None, a.extra,
+                    timeout_s=a.timeout_s)
     print(out.message)
     return out.exit_code
 

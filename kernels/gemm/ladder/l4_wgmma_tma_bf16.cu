@@ -34,14 +34,25 @@ __device__ inline void mbar_init(std::uint64_t* bar) {
 __device__ inline void mbar_expect(std::uint64_t* bar, std::uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
 }
+__device__ inline std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Waits for the phase; a tile that never arrives (a wrong descriptor, a byte count that does not
+// match) traps after 2 s, so the case fails with a CUDA error instead of hanging the GPU.
 __device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t phase) {
   std::uint32_t done = 0;
-  while (!done)
+  const std::uint64_t start = global_ns();
+  while (!done) {
     asm volatile(
         "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
         : "=r"(done)
         : "r"(smem_u32(bar)), "r"(phase)
         : "memory");
+    if (!done && global_ns() - start > 2000000000ULL) __trap();
+  }
 }
 __device__ inline void tma_load(void* dst, const CUtensorMap* map, int c0, int c1, std::uint64_t* bar) {
   asm volatile(
