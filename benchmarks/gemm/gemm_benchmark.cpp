@@ -259,6 +259,13 @@ void register_gemm() {
   }
 }
 
+// The cuBLASLt library actually loaded (the context's cublas_version is the headers').
+void record_library_version() {
+  const std::size_t v = cublasLtGetVersion();
+  benchmark::AddCustomContext("cublaslt_runtime_version", std::to_string(v / 10000) + "." +
+                                                              std::to_string(v / 100 % 100) + "." + std::to_string(v % 100));
+}
+
 void add_flags(FlagSet& f) {
   f.add_size("max-square", &g_opt.max_square, "largest square dimension (a power of two from 256)");
   f.add_list("families", &g_opt.families, {"square", "llm", "misaligned", "ceiling", "ladder"}, "shape families");
@@ -271,6 +278,6 @@ int main(int argc, char** argv) {
   using namespace triaudit;
   const SuiteSpec spec{"triaudit_gemm",
                        "GEMM throughput per precision (cuBLASLt, autotuned) and a hand-written Tensor Core ladder",
-                       add_flags, register_gemm, {}, false};
+                       add_flags, register_gemm, record_library_version, false};
   return suite_main(argc, argv, spec);
 }
