@@ -135,3 +135,18 @@ def test_card_matching_by_device_name():
     assert match_card("NVIDIA A100-SXM4-40GB").key == "a100-sxm-40"
     assert match_card("NVIDIA GeForce RTX 4090").key == "rtx-4090"
     assert match_card("Tesla T4") is None
+
+
+def test_launches_thousands_of_small_kernels(tmp_path, capsys):
+    # The seed: ~3000 small kernels per step cost 30-40 ms at 5-10 us each.
+    _, rows = ans(capsys, "launches", "--count", "3000", "--eager-us", "10")
+    assert rows["eager, per step"] == pytest.approx(30.0)
+    # From a measured run (synthetic here): per-kernel eager 2.5 us and graph 0.6 us at 1000 kernels.
+    from synthetic import synthetic_corners_result
+    run = write(tmp_path / "r" / "synthetic_launch.json", synthetic_corners_result("NVIDIA H200"))
+    out, rows = ans(capsys, "--run", str(run), "launches", "--count", "3000")
+    assert rows["eager, per kernel"] == pytest.approx(2.504, abs=0.01)
+    assert rows["graph, per kernel"] == pytest.approx(0.604, abs=0.01)
+    assert rows["saved per step by a graph"] == pytest.approx(3000 * (2.504 - 0.604) / 1000, abs=0.05)
+    assert out["binds"].startswith("movement")
+    assert cli.main(["plan", "launches", "--count", "10"]) == 2

@@ -9,12 +9,15 @@ files) or datasheet (specs.py). Formulas (the seeds'):
   full fine-tune     = 16 B/parameter (bf16 weights 2 + grads 2 + fp32 master 4 + Adam m, v 8) + activations
   ring allreduce     = each rank sends 2(n-1)/n x payload; time = that / per-direction link bytes/s
   host transfer      = payload / link bytes/s
+  kernel launches    = count x per-kernel cost (eager, or inside a CUDA Graph)
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 from .specs import CardSpec, card_by_key, match_card, pcie_gbps
 
@@ -56,7 +59,8 @@ class Basis:
     host_pinned: Figure | None = None
     host_pageable: Figure | None = None
     allreduce_busbw: Figure | None = None
-    launch_s: Figure | None = None
+    launch_eager_s: Figure | None = None  # per kernel in a chain, launch to completion
+    launch_graph_s: Figure | None = None
 
     def need_flops(self, precision: str) -> Figure:
         if precision not in self.flops:
@@ -124,9 +128,20 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     ar = ok[ok["corner"] == "allreduce"]
     if not ar.empty:
         b.allreduce_busbw = best(ar, "busbw")
-    launch = ok[(ok["corner"] == "launch") & (ok["op"] == "empty") & (ok["variant"] == "eager")]
-    if not launch.empty:
-        b.launch_s = best(launch, "time_s", pick=min)
+    launch = ok[(ok["corner"] == "launch") & ok["op"].isin(["chain_fit", "chain"])]
+    for variant in ("eager", "graph"):
+        rows = launch[launch["variant"] == variant]
+        fit = rows[rows["op"] == "chain_fit"]
+        # The fitted per-kernel cost where measured, else the longest chain's per-kernel time.
+        if not fit.empty:
+            f = best(fit, "per_kernel_s", pick=min)
+        elif not rows.empty:
+            longest = rows[pd.to_numeric(rows["kernels"], errors="coerce") == pd.to_numeric(rows["kernels"], errors="coerce").max()]
+            f = best(longest, "per_kernel_s", pick=min)
+        else:
+            f = None
+        if f:
+            setattr(b, f"launch_{variant}_s", f)
     return b
 
 

@@ -77,6 +77,10 @@ def add_parser(sub) -> None:
     x.add_argument("--payload-gb", type=_number, required=True)
     x.add_argument("--link", choices=sorted(P.LINKS))
     x.add_argument("--link-gbps", type=_number)
+    lc = q.add_parser("launches", help="what N small kernels cost per step, eager vs CUDA Graph")
+    lc.add_argument("--count", type=_count, required=True, help="kernels per step")
+    lc.add_argument("--eager-us", type=_number, help="per-kernel eager cost, µs (default: measured by --run)")
+    lc.add_argument("--graph-us", type=_number, help="per-kernel cost inside a graph, µs (default: measured by --run)")
     p.set_defaults(func=run)
 
 
@@ -204,6 +208,21 @@ def answer(a) -> dict:
                 notes.append("no pageable figure: measure it (triaudit_memcpy); pageable copies often reach half of pinned or less")
         return {"question": q, "card": None, "rows": rows, "binds": "movement",
                 "formula": "time = payload ÷ link bytes/s", "notes": notes}
+    if q == "launches":
+        basis = P.basis_from_run(a.run, a.card) if a.run else None
+        eager = P.Figure(a.eager_us * 1e-6, f"given: {a.eager_us:g} µs") if a.eager_us else (basis.launch_eager_s if basis else None)
+        graph = P.Figure(a.graph_us * 1e-6, f"given: {a.graph_us:g} µs") if a.graph_us else (basis.launch_graph_s if basis else None)
+        if eager is None:
+            raise P.PlanError("no eager launch cost: give --run with triaudit_launch results, or --eager-us")
+        rows = [("kernels per step", a.count, "", ""), ("eager, per kernel", eager.value * 1e6, "µs", eager.source),
+                ("eager, per step", a.count * eager.value * 1e3, "ms", "")]
+        if graph is not None:
+            rows += [("graph, per kernel", graph.value * 1e6, "µs", graph.source),
+                     ("graph, per step", a.count * graph.value * 1e3, "ms", ""),
+                     ("saved per step by a graph", a.count * (eager.value - graph.value) * 1e3, "ms", "")]
+        notes.append("launch cost only: the kernels' own work comes on top; fusion removes kernels instead")
+        return {"question": q, "card": basis.card if basis else None, "rows": rows, "binds": "movement (launch)",
+                "formula": "per step = kernels × per-kernel cost", "notes": notes}
     raise P.PlanError(f"unknown question {q}")
 
 
