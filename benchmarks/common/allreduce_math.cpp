@@ -3,14 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "allreduce/allreduce_pattern.hpp"
 #include "sizes.hpp"
 
 namespace triaudit {
-
-int allreduce_amplitude(int ranks) { return allreduce_amplitude_for(ranks); }
-int allreduce_input(int rank, std::uint64_t i, int ranks) { return allreduce_value(rank, i, ranks); }
-int allreduce_expected(std::uint64_t i, int ranks) { return allreduce_sum(i, ranks); }
 
 namespace {
 std::optional<int> parse_int(const char* v) {
@@ -27,13 +22,6 @@ std::optional<int> launcher_world_size(const EnvLookup& env) {
     if (auto v = parse_int(env(name))) return v;
   if (env("SLURM_PROCID") != nullptr)
     if (auto v = parse_int(env("SLURM_NTASKS"))) return v;
-  return std::nullopt;
-}
-
-std::optional<int> launcher_local_rank(const EnvLookup& env) {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "PMIX_LOCAL_RANK",
-                           "SLURM_LOCALID"})
-    if (auto v = parse_int(env(name))) return v;
   return std::nullopt;
 }
 

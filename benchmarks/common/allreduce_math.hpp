@@ -1,6 +1,6 @@
 // The allreduce corner's arithmetic and bootstrap logic as plain host code (unit-tested):
-// nccl-tests' bandwidth definitions, the size sweep, the exactly-summable inputs, the node-local
-// rank from the launcher's environment, and detecting a launch by mpirun/srun.
+// nccl-tests' bandwidth definitions, the size sweep, rank -> device, and detecting a launch by
+// mpirun/srun. The exactly-summable inputs are in kernels/allreduce/allreduce_pattern.hpp.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -15,20 +15,11 @@ inline double allreduce_bus_factor(int ranks) { return ranks <= 0 ? 0.0 : 2.0 * 
 inline double algbw(double bytes, double seconds) { return seconds > 0 ? bytes / seconds : 0.0; }
 inline double busbw(double bytes, double seconds, int ranks) { return algbw(bytes, seconds) * allreduce_bus_factor(ranks); }
 
-// Inputs whose sum is exact in FP16/BF16/FP32 whatever the reduction order: small integers.
-// Rank r's element i lies in [-amp, amp] with amp = min(8, 256 / ranks) (BF16 holds every
-// integer up to 256 exactly, so the sum of all ranks' values is exact too).
-int allreduce_amplitude(int ranks);
-int allreduce_input(int rank, std::uint64_t i, int ranks);
-int allreduce_expected(std::uint64_t i, int ranks);  // the sum over ranks
-
 // Environment of a process started by a launcher (mpirun, srun, ...).
 using EnvLookup = std::function<const char*(const char*)>;
 // The number of processes the launcher started, when it says so (OMPI_COMM_WORLD_SIZE,
 // PMI_SIZE, PMIX_SIZE, MV2_COMM_WORLD_SIZE, SLURM_NTASKS with SLURM_PROCID).
 std::optional<int> launcher_world_size(const EnvLookup& env);
-// The node-local rank from the launcher (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID, ...).
-std::optional<int> launcher_local_rank(const EnvLookup& env);
 // The refusal of the classic trap: a build without MPI started as one of several processes.
 // Empty when fine.
 std::string single_process_trap(const EnvLookup& env);

@@ -136,7 +136,6 @@ void ceiling_case(benchmark::State& state, GemmPrecision p) {
     const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
     Stream stream;
     DeviceBuffer<unsigned char> ws(ws_bytes);
-    LtHandle lt;
     double best_rate = 0, best_time = 0;
     GemmShape best{};
     std::string best_algo;
@@ -150,7 +149,7 @@ void ceiling_case(benchmark::State& state, GemmPrecision p) {
         } catch (const SkipCase&) {
           continue;  // this shape does not fit: the others still count
         }
-        LtGemm gemm(lt, p, shape, ws_bytes);
+        LtGemm gemm(lt_handle(), p, shape, ws_bytes);
         gemm.autotune(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
         gemm.run(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
         if (const GemmCheck c = check_gemm(*buf, 0, precision_info(p).tolerance, stream); !c.ok())
@@ -195,8 +194,7 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
 
     // cuBLASLt on the same shape and buffers: the yardstick.
     DeviceBuffer<unsigned char> ws(ws_bytes);
-    LtHandle lt;
-    LtGemm ref(lt, p, s, ws_bytes);
+    LtGemm ref(lt_handle(), p, s, ws_bytes);
     ref.autotune(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
 
     StreamLatch latch;

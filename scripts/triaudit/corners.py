@@ -16,7 +16,6 @@ from .table import card_contexts
 class Section:
     key: str
     title: str
-    intro: str = ""
     tables: list = field(default_factory=list)   # (caption, DataFrame with cards as columns)
     figures: list = field(default_factory=list)  # (file stem, caption, matplotlib figure)
     csv: pd.DataFrame | None = None
