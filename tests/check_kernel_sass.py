@@ -63,8 +63,10 @@ def main():
                 failures.append(f"{name}: uses {m.group(1)} bytes of local memory (spills)")
         # Each ladder level's kernels live in an anonymous namespace named after its file.
         rules = {"l0_naive_fp32_cu": [], "l1_tiled_fp32_cu": [], "l2_wmma_bf16_cu": ["HMMA"],
-                 "l3_mma_cp_async_bf16_cu": ["HMMA", "LDGSTS", "LDSM"], "l4_wgmma_tma_bf16_cu": ["HGMMA", "UTMALDG"]}
-        expected = {"sm_90a": ["l4_wgmma_tma_bf16_cu"]}.get(arch, [k for k in rules if not k.startswith("l4")])
+                 "l3_mma_cp_async_bf16_cu": ["HMMA", "LDGSTS", "LDSM"], "l4_wgmma_tma_bf16_cu": ["HGMMA", "UTMALDG"],
+                 "l5_wgmma_warp_specialized_bf16_cu": ["HGMMA", "UTMALDG"]}
+        hopper = ["l4_wgmma_tma_bf16_cu", "l5_wgmma_warp_specialized_bf16_cu"]
+        expected = {"sm_90a": hopper}.get(arch, [k for k in rules if k not in hopper])
         for pattern, wanted in rules.items():
             found = kernels_of(sass, pattern)
             if not found and "gemm" in os.path.basename(lib) and pattern in expected:

@@ -35,7 +35,7 @@ PROFILES: dict[str, dict[str, list[str]]] = {
         "triaudit_memcpy": ["--directions=h2d,d2h,d2d", "--max-bytes=256MiB", "--min-time=0.02", "--benchmark_repetitions=5",
                             "--benchmark_filter=/(pageable|pinned|copy_engine)/"],
         "triaudit_launch": ["--min-time=0.02", "--benchmark_repetitions=5", "--benchmark_filter=-chain_fit|bytes:268435456"],
-        "triaudit_gemm": ["--families=square", "--max-square=8192", "--min-time=0.05", "--benchmark_repetitions=5",
+        "triaudit_gemm": ["--families=square,ladder", "--max-square=8192", "--min-time=0.05", "--benchmark_repetitions=5",
                           "--benchmark_filter=layout:tn/m:8192/"],
         "triaudit_allreduce": ["--max-bytes=64MiB", "--types=fp32,bf16", "--modes=out_of_place", "--min-time=0.02",
                                "--benchmark_repetitions=5"],

@@ -5,62 +5,18 @@
 // Two warpgroups per block (128x128 outputs), a 4-stage TMA pipeline issued by one thread.
 // sm_90a only (built as its own library); needs K % 8 == 0 (TMA's 16-byte row stride).
 // Written without a GPU at hand: verified against the FP64 reference before any timing.
-#include <cuda.h>
-#include <cuda_bf16.h>
-#include <cudaTypedefs.h>
-
 #include <cstdint>
 
+#include "hopper.cuh"
 #include "ladder.cuh"
 
 namespace triaudit::kernels {
 namespace {
+using namespace hopper;
 
 constexpr int BM = 128, BN = 128, BK = 64, STAGES = 4;
 constexpr int TILE_BYTES = BM * BK * 2;  // A and B tiles are both 128 x 64 BF16 = 16 KiB
 constexpr int SMEM_BYTES = STAGES * 2 * TILE_BYTES + 1024;  // + alignment slack (swizzle atoms are 1 KiB)
-
-__device__ inline std::uint32_t smem_u32(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
-
-// Shared-memory matrix descriptor: K-major operand, 128-byte swizzle, 8-row atoms 1 KiB apart.
-__device__ inline std::uint64_t descriptor(const void* tile) {
-  const std::uint64_t addr = smem_u32(tile);
-  return ((addr & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) | (std::uint64_t{1024 >> 4} << 32) | (std::uint64_t{1} << 62);
-}
-
-__device__ inline void mbar_init(std::uint64_t* bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_u32(bar)));
-}
-__device__ inline void mbar_expect(std::uint64_t* bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-__device__ inline std::uint64_t global_ns() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Waits for the phase; a tile that never arrives (a wrong descriptor, a byte count that does not
-// match) traps after 2 s, so the case fails with a CUDA error instead of hanging the GPU.
-__device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t phase) {
-  std::uint32_t done = 0;
-  const std::uint64_t start = global_ns();
-  while (!done) {
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(phase)
-        : "memory");
-    if (!done && global_ns() - start > 2000000000ULL) __trap();
-  }
-}
-__device__ inline void tma_load(void* dst, const CUtensorMap* map, int c0, int c1, std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          smem_u32(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(bar))
-      : "memory");
-}
 
 __device__ inline void wgmma_m64n128k16(float (&d)[64], std::uint64_t da, std::uint64_t db) {
   asm volatile(
@@ -85,16 +41,15 @@ __global__ void __launch_bounds__(256, 1) wgmma_kernel(const __grid_constant__ C
   const int kt_count = (k + BK - 1) / BK;
 
   if (tid == 0) {
-    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s]);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1);
+    mbar_init_fence();
   }
   __syncthreads();
   if (tid == 0)
     for (int s = 0; s < STAGES && s < kt_count; ++s) {
       mbar_expect(&full[s], 2 * TILE_BYTES);
-      tma_load(tile_a(s), &map_a, s * BK, row0, &full[s]);
-      tma_load(tile_b(s), &map_b, s * BK, col0, &full[s]);
+      tma_load_2d(tile_a(s), &map_a, s * BK, row0, &full[s]);
+      tma_load_2d(tile_b(s), &map_b, s * BK, col0, &full[s]);
     }
 
   float acc[64];
@@ -104,18 +59,18 @@ __global__ void __launch_bounds__(256, 1) wgmma_kernel(const __grid_constant__ C
   for (int kt = 0; kt < kt_count; ++kt) {
     const int s = kt % STAGES;
     mbar_wait(&full[s], static_cast<std::uint32_t>((kt / STAGES) & 1));
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-    const std::uint64_t da = descriptor(tile_a(s) + wg * 64 * BK * 2);  // this warpgroup's 64 rows
-    const std::uint64_t db = descriptor(tile_b(s));
+    wgmma_fence();
+    const std::uint64_t da = kmajor_sw128_descriptor(tile_a(s) + wg * 64 * BK * 2);  // this warpgroup's 64 rows
+    const std::uint64_t db = kmajor_sw128_descriptor(tile_b(s));
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n128k16(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes per k16
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    wgmma_commit();
+    wgmma_wait<0>();
     __syncthreads();  // both warpgroups are done with stage s: refill it
     if (tid == 0 && kt + STAGES < kt_count) {
       mbar_expect(&full[s], 2 * TILE_BYTES);
-      tma_load(tile_a(s), &map_a, (kt + STAGES) * BK, row0, &full[s]);
-      tma_load(tile_b(s), &map_b, (kt + STAGES) * BK, col0, &full[s]);
+      tma_load_2d(tile_a(s), &map_a, (kt + STAGES) * BK, row0, &full[s]);
+      tma_load_2d(tile_b(s), &map_b, (kt + STAGES) * BK, col0, &full[s]);
     }
   }
 
@@ -132,36 +87,11 @@ __global__ void __launch_bounds__(256, 1) wgmma_kernel(const __grid_constant__ C
     }
 }
 
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      p = nullptr;
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }();
-  return fn;
-}
-
-// A rows x K row-major BF16 matrix as a 2-D tensor of 64 x 128 boxes with 128-byte swizzle.
-bool make_map(CUtensorMap* map, const void* ptr, int rows, int k) {
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * 2};
-  const cuuint32_t box[2] = {BK, BM};
-  const cuuint32_t elem[2] = {1, 1};
-  auto fn = encode_fn();
-  return fn != nullptr &&
-         fn(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(ptr), dims, strides, box, elem,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 }  // namespace
 
 void gemm_l4_wgmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
   CUtensorMap map_a{}, map_b{};
-  if (!make_map(&map_a, a, m, k) || !make_map(&map_b, b, n, k)) {
+  if (!make_kmajor_sw128_map(&map_a, a, m, k, BM) || !make_kmajor_sw128_map(&map_b, b, n, k, BN)) {
     // Surfaces as the launch error the caller checks.
     wgmma_kernel<<<0, 0, 0, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
     return;

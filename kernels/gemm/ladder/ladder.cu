@@ -11,20 +11,23 @@ const LadderLevel* ladder_levels(int* count) {
       {2, "wmma_bf16", "Tensor Cores through WMMA fragments from global memory", true, 80},
       {3, "mma_cp_async_bf16", "mma.sync + ldmatrix, 3-stage cp.async pipeline, padded shared memory", true, 80},
       {4, "wgmma_tma_bf16", "Hopper: TMA tiles into swizzled shared memory, mbarriers, warpgroup MMA (sm_90a)", true, 90},
+      {5, "wgmma_warp_specialized_bf16",
+       "Hopper: producer/consumer warpgroups, MMAs kept in flight, 128x256 tiles, grouped order, staged epilogue (sm_90a)",
+       true, 90},
   };
-  *count = 5;
+  *count = 6;
   return levels;
 }
 
 std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std::uint64_t k, int cc) {
+  if (level < 0 || level > 5) return "no such level: the ladder has levels 0-5";
   const std::uint64_t big = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
   if (m > big || n > big || k > big) return "dimensions above 2^31";
   if (cc < 80) return "the ladder targets compute capability 8.0 and newer";
   if (level == 2 && (m % 16 || n % 16 || k % 16)) return "level 2 (WMMA) needs M, N, K multiples of 16";
   if (level == 3 && k % 8) return "level 3 (16-byte cp.async) needs K a multiple of 8";
-  if (level == 4 && cc != 90) return "level 4 (wgmma, TMA) is built for sm_90a: H100/H200 only";
-  if (level == 4 && k % 8) return "level 4 (TMA) needs K a multiple of 8";
-  if (level < 0 || level > 4) return "no such level";
+  if (level >= 4 && cc != 90) return "level " + std::to_string(level) + " (wgmma, TMA) is built for sm_90a: H100/H200 only";
+  if (level >= 4 && k % 8) return "level " + std::to_string(level) + " (TMA) needs K a multiple of 8";
   return "";
 }
 
@@ -37,6 +40,7 @@ void ladder_gemm(int level, const void* a, const void* b, void* d, std::uint64_t
     case 2: gemm_l2_wmma_bf16(a, b, d, M, N, K, s); break;
     case 3: gemm_l3_mma_bf16(a, b, d, M, N, K, s); break;
     case 4: gemm_l4_wgmma_bf16(a, b, d, M, N, K, s); break;
+    case 5: gemm_l5_wgmma_ws_bf16(a, b, d, M, N, K, s); break;
     default: break;
   }
 }

@@ -34,6 +34,7 @@ void gemm_l0_naive_fp32(const float* a, const float* b, float* d, int m, int n, 
 void gemm_l1_tiled_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s);
 void gemm_l2_wmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);
 void gemm_l3_mma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);
-void gemm_l4_wgmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);  // sm_90a
+void gemm_l4_wgmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);     // sm_90a
+void gemm_l5_wgmma_ws_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);  // sm_90a
 
 }  // namespace triaudit::kernels

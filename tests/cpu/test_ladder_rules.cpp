@@ -1,0 +1,42 @@
+// Which ladder level may run which shape on which device: host logic, no GPU needed.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "gemm/ladder/ladder.cuh"
+
+using triaudit::kernels::ladder_levels;
+using triaudit::kernels::ladder_unsupported;
+
+TEST(LadderRules, LevelsAreNumberedInOrder) {
+  int count = 0;
+  const auto* levels = ladder_levels(&count);
+  ASSERT_EQ(count, 6);
+  for (int l = 0; l < count; ++l) EXPECT_EQ(levels[l].level, l);
+  EXPECT_FALSE(levels[1].bf16);
+  EXPECT_TRUE(levels[5].bf16);
+  EXPECT_EQ(levels[5].min_cc, 90);
+}
+
+TEST(LadderRules, HopperLevelsRunOnComputeCapability90Only) {
+  for (int level : {4, 5}) {
+    EXPECT_EQ(ladder_unsupported(level, 8192, 8192, 8192, 90), "") << level;
+    EXPECT_NE(ladder_unsupported(level, 8192, 8192, 8192, 80).find("sm_90a"), std::string::npos) << level;
+    EXPECT_NE(ladder_unsupported(level, 8192, 8192, 8192, 100).find("sm_90a"), std::string::npos) << level;
+    // TMA rows are strided in 16-byte units: K must be a multiple of 8 BF16 values; M, N are free.
+    EXPECT_NE(ladder_unsupported(level, 8192, 8192, 8191, 90).find("multiple of 8"), std::string::npos) << level;
+    EXPECT_EQ(ladder_unsupported(level, 8191, 8193, 8192, 90), "") << level;
+  }
+}
+
+TEST(LadderRules, ShapeLimitsOfTheEarlierLevels) {
+  EXPECT_EQ(ladder_unsupported(0, 1000, 1000, 1000, 80), "");
+  EXPECT_NE(ladder_unsupported(2, 1000, 1024, 1024, 90), "");  // WMMA: multiples of 16
+  EXPECT_EQ(ladder_unsupported(2, 1024, 1024, 1024, 120), "");
+  EXPECT_NE(ladder_unsupported(3, 1024, 1024, 1020, 90), "");  // cp.async 16 B: K % 8
+  EXPECT_EQ(ladder_unsupported(3, 1000, 1000, 1024, 86), "");
+  EXPECT_NE(ladder_unsupported(1, 1024, 1024, 1024, 75), "");  // below the ladder's 8.0
+  EXPECT_NE(ladder_unsupported(6, 1024, 1024, 1024, 90).find("no such level"), std::string::npos);
+  EXPECT_NE(ladder_unsupported(-1, 1024, 1024, 1024, 90).find("no such level"), std::string::npos);
+  EXPECT_NE(ladder_unsupported(3, 1ULL << 31, 1024, 1024, 90), "");
+}
