@@ -8,13 +8,17 @@
 #
 # At most 8 files land in OUT (the device tool's limit): nvidia-smi.txt, build.log, ctest.log,
 # doctor.txt, run.log, report.html and results.tar.gz (the run folder and the whole report).
+# GPU_CHECK_SECONDS (default 520) bounds the whole script: ctest and the suite get what the build
+# left, so a lent machine's few minutes always end with the logs and whatever was measured.
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUT [quick|full]}
 PROFILE=${2:-quick}
 cd "$(dirname "$0")/.."
 mkdir -p "$OUT"
 start=$(date +%s)
+BUDGET=${GPU_CHECK_SECONDS:-520}
 stamp() { echo "[gpu_check +$(( $(date +%s) - start ))s] $*"; }
+left() { echo $(( BUDGET - ($(date +%s) - start) - ${1:-0} )); }  # seconds left, less a reserve
 
 nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >> "$OUT/nvidia-smi.txt"
 extra=()
@@ -28,23 +32,27 @@ stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-nat
   cmake --build build/gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1
 if [ $? -ne 0 ]; then tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1; fi
 
-stamp "ctest (all labels)"
-ctest --test-dir build/gpu --output-on-failure --timeout 240 > "$OUT/ctest.log" 2>&1
+# ctest may use at most 40 % of what is left (the suite matters as much), each test 180 s.
+ctest_s=$(( $(left 60) * 2 / 5 ))
+stamp "ctest (all labels), at most ${ctest_s}s"
+timeout -s INT "$ctest_s" ctest --test-dir build/gpu --output-on-failure --timeout 180 > "$OUT/ctest.log" 2>&1
 ctest_rc=$?
+[ $ctest_rc -eq 124 ] && echo "ctest stopped after ${ctest_s}s (GPU_CHECK_SECONDS)" | tee -a "$OUT/ctest.log"
 grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log" | tail -20
 
 PYTHONPATH=scripts python3 -m triaudit.cli doctor --build-dir build/gpu > "$OUT/doctor.txt" 2>&1
 stamp "doctor exit $?"
 
-stamp "suite, profile $PROFILE"
+suite_s=$(left 45)  # 45 s kept for the report and the archive
+stamp "suite, profile $PROFILE, at most ${suite_s}s"
 PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner --build-dir build/gpu --results results \
-  --profile "$PROFILE" --timeout-s 300 > "$OUT/run.log" 2>&1
+  --profile "$PROFILE" --timeout-s 300 --budget-s "$suite_s" > "$OUT/run.log" 2>&1
 run_rc=$?
 tail -5 "$OUT/run.log"
-run_dir=$(sed -n 's/^run written to \([^;]*\).*/\1/p' "$OUT/run.log" | tail -1)
+run_dir=$(sed -n 's/^run written to \([^;( ]*\).*/\1/p; s/^interrupted; partial run kept in \([^ ]*\) .*/\1/p' "$OUT/run.log" | tail -1)
 
 if [ -n "$run_dir" ] && python3 -c "import pandas, matplotlib" 2>/dev/null; then
-  PYTHONPATH=scripts python3 -m triaudit.cli report "$run_dir" --out report | tail -2
+  PYTHONPATH=scripts python3 -m triaudit.cli report "$run_dir" --include-incomplete --out report | tail -2
   cp report/report.html "$OUT/report.html"
 fi
 [ -n "$run_dir" ] && tar czf "$OUT/results.tar.gz" "$run_dir" $( [ -d report ] && echo report )

@@ -134,3 +134,24 @@ def test_an_executable_past_its_timeout_is_killed_and_reported(tmp_path):
     m = json.loads((out.run_dir / "manifest.json").read_text())
     assert m["executables"][0]["exit_code"] == 124
     assert "killed after 2 s" in (out.run_dir / "triaudit_stream.log").read_text()
+
+
+def test_a_spent_budget_stops_the_run_and_keeps_what_was_measured(tmp_path, monkeypatch):
+    # The GPU check has minutes: the first executable uses up the budget (it is killed when the
+    # budget runs out), the second is not started, and the run is kept, marked incomplete.
+    build = tmp_path / "build"
+    _fake_exe(build, FAKE_OK.replace('print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")',
+                                     'print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100", flush=True)\n'
+                                     'import time; time.sleep(60)'))
+    second = build / "benchmarks" / "memcpy" / "triaudit_memcpy"
+    second.parent.mkdir(parents=True)
+    second.write_text(f"#!{sys.executable}\nraise SystemExit(3)\n")
+    second.chmod(second.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(runner, "MIN_START_S", 1.0)
+    out = runner.run_suite(build, tmp_path / "results", "quick", log=lambda *_: None, timeout_s=30, budget_s=3)
+    assert out.exit_code == 1 and "budget spent before triaudit_memcpy" in out.message
+    m = json.loads((out.run_dir / "manifest.json").read_text())
+    assert m["complete"] is False and m["not_started"] == ["triaudit_memcpy"] and m["budget_s"] == 3
+    assert [e["executable"] for e in m["executables"]] == ["triaudit_stream"]
+    assert m["executables"][0]["exit_code"] == 124 and m["executables"][0]["seconds"] < 10
+    assert (out.run_dir / "triaudit_stream.json").exists()

@@ -14,7 +14,8 @@ from .gbench import LoadError
 
 def cmd_run(a) -> int:
     out = runner.run_suite(a.build_dir, a.results, a.profile,
-                           [x for x in a.only.split(",") if x] or None, a.extra, timeout_s=a.timeout_s)
+                           [x for x in a.only.split(",") if x] or None, a.extra, timeout_s=a.timeout_s,
+                           budget_s=a.budget_s)
     print(out.message)
     return out.exit_code
 
@@ -83,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES))
     r.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     r.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this (exit 124)")
+    r.add_argument("--budget-s", type=float, default=None,
+                   help="seconds for the whole run: each executable gets what is left; none starts with under 20 s")
     r.add_argument("extra", nargs="*", help="extra arguments for every executable (after --)")
     r.set_defaults(func=cmd_run)
 

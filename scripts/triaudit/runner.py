@@ -22,6 +22,7 @@ from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 EXIT_TIMEOUT = 124  # an executable that ran past --timeout-s (as timeout(1) reports it)
+MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
 
 EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_launch"]
 
@@ -159,7 +160,10 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, ti
 
 def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list[str] | None = None,
               extra_args: list[str] | None = None, repo: Path | None = None, log=print,
-              timeout_s: float | None = None) -> Outcome:
+              timeout_s: float | None = None, budget_s: float | None = None) -> Outcome:
+    """timeout_s bounds each executable, budget_s the whole run: an executable gets at most what is
+    left of it, and one that would start with under MIN_START_S left is not started. The run is then
+    kept and marked incomplete, so a machine lent for a few minutes still returns what it measured."""
     if profile not in PROFILES:
         return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     if not build_dir.is_dir():
@@ -174,19 +178,32 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     staging.mkdir(parents=True, exist_ok=False)
     manifest = {"profile": profile, "started_utc": stamp, "host": socket.gethostname(),
                 "git_commit": git_commit(repo or Path.cwd()), "complete": False, "executables": []}
+    if budget_s is not None:
+        manifest["budget_s"] = budget_s
     interrupted = False
+    began = time.monotonic()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # CI cancellations arrive as SIGTERM
     try:
         for i, (name, exe) in enumerate(exes.items(), 1):
             args = COMMON_ARGS + PROFILES[profile].get(name, []) + list(extra_args or [])
+            limit = timeout_s
+            if budget_s is not None:
+                left = budget_s - (time.monotonic() - began)
+                if left < MIN_START_S:
+                    manifest["not_started"] = [n for n in list(exes)[i - 1:]]
+                    log(f"budget of {budget_s:.0f} s spent: not started: {', '.join(manifest['not_started'])}")
+                    break
+                limit = left if limit is None else min(limit, left)
             log(f"[{i}/{len(exes)}] {name}")
             manifest["interrupted_during"] = name
-            manifest["executables"].append(_run_one(name, exe, args, staging, log, timeout_s))
+            manifest["executables"].append(_run_one(name, exe, args, staging, log, limit))
             del manifest["interrupted_during"]
             if manifest["executables"][-1]["exit_code"] == EXIT_NO_DEVICE:
                 log(f"{name}: no CUDA device; the other executables would skip every case too: stopping")
                 break
-        if "triaudit_gemm" in exes and all(e["exit_code"] != EXIT_NO_DEVICE for e in manifest["executables"]):
+        anchor_time_left = budget_s is None or budget_s - (time.monotonic() - began) > 2 * MIN_START_S
+        if ("triaudit_gemm" in exes and anchor_time_left and
+                all(e["exit_code"] != EXIT_NO_DEVICE for e in manifest["executables"])):
             manifest["torch_anchor"] = _torch_anchor(staging, log)
     except KeyboardInterrupt:
         interrupted = True
@@ -235,6 +252,9 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     failed = [e["executable"] for e in manifest["executables"] if e["exit_code"] not in (EXIT_OK,)]
     if interrupted:
         return Outcome(130, final, f"interrupted; partial run kept in {final} (marked incomplete)")
+    if manifest.get("not_started"):
+        return Outcome(EXIT_FAILED, final, f"run written to {final} (marked incomplete); budget spent before "
+                                           f"{', '.join(manifest['not_started'])}" + (f"; failed: {', '.join(failed)}" if failed else ""))
     if failed:
         return Outcome(EXIT_FAILED, final, f"run written to {final}; failed: {', '.join(failed)} (see their logs)")
     return Outcome(EXIT_OK, final, f"run written to {final}")
@@ -273,10 +293,11 @@ def main(argv: list[str] | None = None) -> int:  # used by the GPU check script:
     p.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
+    p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run (see run_suite)")
     p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
     a = p.parse_args(argv)
     out = run_suite(a.build_dir, a.results, a.profile, [x for x in a.only.split(",") if x] or None, a.extra,
-                    timeout_s=a.timeout_s)
+                    timeout_s=a.timeout_s, budget_s=a.budget_s)
     print(out.message)
     return out.exit_code
 
