@@ -1,6 +1,9 @@
 """doctor on this machine (no GPU) and on recorded device descriptions. The nvidia-smi lines
 below are synthetic (hand-written in nvidia-smi's CSV shape), not recordings of real cards."""
 import json
+import os
+import shutil
+import subprocess
 
 import pytest
 
@@ -26,6 +29,31 @@ def test_fatbin_of_the_real_build(stream_exe):
     assert fatbin.runs_on(codes, 12, 1)[1] == "SASS for sm_120"
     assert fatbin.runs_on(codes, 7, 5)[0] is False
     assert fatbin.runs_on({fatbin.GpuCode("ptx", 80)}, 9, 0)[1].startswith("PTX for compute_80")
+
+
+def test_architecture_and_family_specific_code():
+    a90 = {fatbin.GpuCode("sass", 90, "a"), fatbin.GpuCode("ptx", 90, "a")}
+    assert fatbin.runs_on(a90, 9, 0) == (True, "SASS for sm_90a")
+    assert fatbin.runs_on(a90, 10, 0)[0] is False  # neither the SASS nor the PTX of sm_90a runs on B200
+    assert fatbin.runs_on(a90 | {fatbin.GpuCode("sass", 90)}, 9, 0)[1] == "SASS for sm_90"
+    f100 = {fatbin.GpuCode("sass", 100, "f"), fatbin.GpuCode("ptx", 100, "f")}
+    assert fatbin.runs_on(f100, 10, 3) == (True, "SASS for sm_100f")
+    assert fatbin.runs_on(f100, 12, 0)[0] is False  # family code stays in its family, PTX too
+    assert fatbin.runs_on({fatbin.GpuCode("ptx", 100, "a")}, 10, 3)[0] is False
+    assert fatbin.describe(a90) == "SASS: sm_90a; PTX: compute_90a"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None and not os.path.exists("/usr/local/cuda/bin/nvcc"), reason="needs nvcc")
+@pytest.mark.parametrize("arch,expected", [("90", {"sm_90", "compute_90"}), ("90a", {"sm_90a", "compute_90a"}),
+                                           ("100f", {"sm_100f", "compute_100f"})])
+def test_variant_bits_as_nvcc_writes_them(tmp_path, arch, expected):
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float* p) { p[0] = 1; }\n")
+    obj = tmp_path / "k.o"
+    subprocess.run([nvcc, "-c", f"-gencode=arch=compute_{arch},code=[sm_{arch},compute_{arch}]", str(src), "-o", str(obj)],
+                   check=True, capture_output=True, timeout=300)
+    assert {c.name for c in fatbin.gpu_code_of(obj)} == expected
 
 
 def test_no_gpu_says_so_and_reports_the_toolchain(build_dir, capsys):

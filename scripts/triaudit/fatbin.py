@@ -4,7 +4,10 @@ is available for execution on the device" before it happens.
 
 Fatbin layout (as nvcc writes it): a 16-byte header (magic 0xBA55ED50, version, header size,
 size of the entries), then entries, each with its own header: kind (1 PTX, 2 ELF/SASS), header
-size, payload size, ..., and the target architecture as an integer (90 for sm_90) at offset 28.
+size, payload size, ..., the target architecture as an integer (90 for sm_90) at offset 28, and
+a flags word at offset 40 in which bit 20 marks architecture-specific code (sm_90a, compute_100a)
+and bit 21 family-specific code (sm_100f). Those bits were read off nvcc 13.0's output for
+sm_90/90a/100/100a/100f/120 (tests/test_doctor.py builds the same cases when nvcc is present).
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from pathlib import Path
 
 FATBIN_MAGIC = 0xBA55ED50
 KIND_PTX, KIND_ELF = 1, 2
+FLAG_ARCH_SPECIFIC, FLAG_FAMILY_SPECIFIC = 1 << 20, 1 << 21
 
 
 class FatbinError(ValueError):
@@ -24,6 +28,11 @@ class FatbinError(ValueError):
 class GpuCode:
     kind: str  # "sass" or "ptx"
     arch: int  # 90 for sm_90 / compute_90
+    variant: str = ""  # "a": this exact architecture only (sm_90a); "f": its family (sm_100f)
+
+    @property
+    def name(self) -> str:
+        return f"{'sm' if self.kind == 'sass' else 'compute'}_{self.arch}{self.variant}"
 
 
 def _section(data: bytes, name: bytes) -> bytes | None:
@@ -56,8 +65,10 @@ def parse_fatbin(blob: bytes) -> set[GpuCode]:
         while entry + 32 <= end:
             kind, _unk, ehsize, payload = struct.unpack_from("<HHIQ", blob, entry)
             arch, = struct.unpack_from("<I", blob, entry + 28)
+            flags, = struct.unpack_from("<Q", blob, entry + 40) if entry + 48 <= end else (0,)
+            variant = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
             if kind in (KIND_PTX, KIND_ELF) and 0 < arch < 1000:
-                codes.add(GpuCode("ptx" if kind == KIND_PTX else "sass", arch))
+                codes.add(GpuCode("ptx" if kind == KIND_PTX else "sass", arch, variant))
             if ehsize == 0:
                 break
             entry += ehsize + payload
@@ -76,20 +87,31 @@ def gpu_code_of(path: str | Path) -> set[GpuCode]:
 def runs_on(codes: set[GpuCode], cc_major: int, cc_minor: int) -> tuple[bool, str]:
     """Can a device of this compute capability run this code, and how.
 
-    SASS for sm_AB runs on devices A.D with D >= B (same major); PTX for compute_AB is compiled
-    by the driver for any device >= A.B. Architecture-specific SASS (sm_90a) only on that device.
+    SASS for sm_AB (and family code sm_ABf) runs on devices A.D with D >= B (same major); PTX for
+    compute_AB is compiled by the driver for any device >= A.B, compute_ABf within the family.
+    Architecture-specific code (sm_90a, compute_90a) runs on exactly that device.
     """
     dev = cc_major * 10 + cc_minor
-    sass = sorted(c.arch for c in codes if c.kind == "sass" and c.arch // 10 == cc_major and c.arch <= dev)
+
+    def fits(c: GpuCode) -> bool:
+        if c.variant == "a":
+            return c.arch == dev
+        if c.kind == "sass" or c.variant == "f":
+            return c.arch // 10 == cc_major and c.arch <= dev
+        return c.arch <= dev
+
+    key = lambda c: (c.arch, c.variant == "")  # newest first; plain code before a/f at one arch
+    sass = sorted((c for c in codes if c.kind == "sass" and fits(c)), key=key)
     if sass:
-        return True, f"SASS for sm_{sass[-1]}"
-    ptx = sorted(c.arch for c in codes if c.kind == "ptx" and c.arch <= dev)
+        return True, f"SASS for {sass[-1].name}"
+    ptx = sorted((c for c in codes if c.kind == "ptx" and fits(c)), key=key)
     if ptx:
-        return True, f"PTX for compute_{ptx[-1]} (JIT-compiled by the driver at first launch)"
+        return True, f"PTX for {ptx[-1].name} (JIT-compiled by the driver at first launch)"
     return False, "no SASS for this major version and no PTX old enough"
 
 
 def describe(codes: set[GpuCode]) -> str:
-    sass = ", ".join(f"sm_{a}" for a in sorted(c.arch for c in codes if c.kind == "sass"))
-    ptx = ", ".join(f"compute_{a}" for a in sorted(c.arch for c in codes if c.kind == "ptx"))
+    order = lambda c: (c.arch, c.variant)
+    sass = ", ".join(c.name for c in sorted((c for c in codes if c.kind == "sass"), key=order))
+    ptx = ", ".join(c.name for c in sorted((c for c in codes if c.kind == "ptx"), key=order))
     return f"SASS: {sass or 'none'}; PTX: {ptx or 'none'}"
