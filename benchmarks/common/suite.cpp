@@ -21,6 +21,7 @@ struct SuiteState {
   double min_time = 0.0;
   DeviceProbe probe;
   std::string setup_error;  // before_run failed: every case fails with this
+  std::string context_lost;  // a case hit a sticky CUDA error: every later case fails with this
   std::unique_ptr<DeviceContext> context;
   std::atomic<int> failed{0};
 };
@@ -58,6 +59,16 @@ bool lists_only(int argc, char** argv) {
   return false;
 }
 
+// A kernel that traps or faults leaves the context broken for the rest of the process: every
+// later CUDA call returns the same error. Sticky errors are the ones a second synchronize still
+// reports; an ordinary failed call does not show up here at all.
+std::string sticky_cuda_error() {
+  if (cudaDeviceSynchronize() == cudaSuccess) return "";
+  const cudaError_t again = cudaDeviceSynchronize();
+  if (again == cudaSuccess) return "";
+  return std::string(cudaGetErrorName(again)) + ": " + cudaGetErrorString(again);
+}
+
 }  // namespace
 
 const DeviceContext& device() {
@@ -74,15 +85,28 @@ void run_guarded(benchmark::State& state, const std::function<void()>& body) {
     fail(state, "error: " + suite().setup_error);
     return;
   }
+  if (!suite().context_lost.empty()) {
+    fail(state, "error: not run: " + suite().context_lost);
+    return;
+  }
+  std::string failure;
   try {
     body();
+    return;
   } catch (const SkipCase& e) {
     skip(state, e.what());
+    return;
   } catch (const VerificationError& e) {
-    fail(state, std::string("verification failed: ") + e.what());
+    failure = std::string("verification failed: ") + e.what();
   } catch (const std::exception& e) {
-    fail(state, std::string("error: ") + e.what());
+    failure = std::string("error: ") + e.what();
   }
+  if (const std::string sticky = sticky_cuda_error(); !sticky.empty()) {
+    suite().context_lost = "an earlier case broke the CUDA context (" + sticky + "; its message: " + failure +
+                           "); run the remaining cases in a new process, e.g. with --benchmark_filter";
+    failure += " [the CUDA context is lost (" + sticky + "): every later case in this process fails]";
+  }
+  fail(state, failure);
 }
 
 void require_free_memory(std::size_t bytes) {
