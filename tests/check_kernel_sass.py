@@ -3,6 +3,7 @@
 
 - The Tensor Core ladder levels contain the matrix instructions meant (HMMA; level 3 also
   LDGSTS = cp.async and LDSM = ldmatrix); the CUDA-core levels contain none.
+- STREAM's vector copy has 4 16-byte loads in flight per thread (all issued before its 2nd store).
 - No hot kernel uses local memory (register spills): cuobjdump -res-usage reports LOCAL:0.
 
 cuobjdump/nvdisasm come from the toolkit or from PyPI (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm,
@@ -77,6 +78,13 @@ def main():
                         failures.append(f"{name}: no {op} in its {arch} SASS")
                 if not wanted and re.search(r"\b(HMMA|HGMMA|IMMA|DMMA)", body):
                     failures.append(f"{name}: a CUDA-core level contains HMMA")
+        # STREAM: the vector copy issues the 4 loads of a grid-stride step before its second store
+        # (the memory-level parallelism the unrolled loop is written for; the scheduler may slot
+        # the first store in early).
+        for name, body in kernels_of(sass, r"copy_kernelIfLb1E").items():
+            second_store = body.find("STG.E.128", body.find("STG.E.128") + 1)
+            if body[:second_store].count("LDG.E.128") < 4:
+                failures.append(f"{name}: fewer than 4 16-byte loads before the second store")
         print(f"{os.path.basename(lib)} ({arch}): {len(kernels_of(usage, 'kernel'))} kernels checked")
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))

@@ -27,6 +27,28 @@ __device__ inline std::size_t global_thread() {
 }
 __device__ inline std::size_t grid_threads() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
 
+// Each thread walks the array in grid strides, UNROLL vectors at a time with every load of a
+// step issued before its first store: 4 x 16 bytes in flight per thread and array, so one full
+// wave of threads keeps enough bytes in flight to cover HBM latency (Little's law) rather than
+// relying on the compiler to unroll a loop whose trip count it does not know.
+constexpr int kUnroll = 4;
+
+template <typename V> struct Two { V x, y; };
+
+template <typename Load, typename Store>
+__device__ inline void grid_stride(std::size_t count, Load load, Store store) {
+  const std::size_t g = grid_threads();
+  std::size_t i = global_thread();
+  for (; i + (kUnroll - 1) * g < count; i += kUnroll * g) {
+    decltype(load(i)) in[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) in[u] = load(i + u * g);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) store(i + u * g, in[u]);
+  }
+  for (; i < count; i += g) store(i, load(i));
+}
+
 // Elementwise ops. VEC selects the 16-byte path for the first n/width*width elements; the
 // remaining elements (or all of them on the scalar path) go element by element.
 template <typename T, bool VEC>
@@ -34,10 +56,10 @@ __global__ void copy_kernel(const T* __restrict__ a, T* __restrict__ c, std::siz
   using V = typename Vec16<T>::type;
   std::size_t done = 0;
   if (VEC) {
-    const std::size_t nv = n / Vec16<T>::width;
     const V* av = reinterpret_cast<const V*>(a);
     V* cv = reinterpret_cast<V*>(c);
-    for (std::size_t i = global_thread(); i < nv; i += grid_threads()) cv[i] = av[i];
+    const std::size_t nv = n / Vec16<T>::width;
+    grid_stride(nv, [&](std::size_t i) { return av[i]; }, [&](std::size_t i, V x) { cv[i] = x; });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) c[i] = a[i];
@@ -48,10 +70,10 @@ __global__ void scale_kernel(T* __restrict__ b, const T* __restrict__ c, T s, st
   using V = typename Vec16<T>::type;
   std::size_t done = 0;
   if (VEC) {
-    const std::size_t nv = n / Vec16<T>::width;
     const V* cv = reinterpret_cast<const V*>(c);
     V* bv = reinterpret_cast<V*>(b);
-    for (std::size_t i = global_thread(); i < nv; i += grid_threads()) bv[i] = vscale(s, cv[i]);
+    const std::size_t nv = n / Vec16<T>::width;
+    grid_stride(nv, [&](std::size_t i) { return cv[i]; }, [&](std::size_t i, V x) { bv[i] = vscale(s, x); });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) b[i] = s * c[i];
@@ -62,11 +84,12 @@ __global__ void add_kernel(const T* __restrict__ a, const T* __restrict__ b, T* 
   using V = typename Vec16<T>::type;
   std::size_t done = 0;
   if (VEC) {
-    const std::size_t nv = n / Vec16<T>::width;
     const V* av = reinterpret_cast<const V*>(a);
     const V* bv = reinterpret_cast<const V*>(b);
     V* cv = reinterpret_cast<V*>(c);
-    for (std::size_t i = global_thread(); i < nv; i += grid_threads()) cv[i] = vadd(av[i], bv[i]);
+    const std::size_t nv = n / Vec16<T>::width;
+    grid_stride(nv, [&](std::size_t i) { return Two<V>{av[i], bv[i]}; },
+                [&](std::size_t i, Two<V> x) { cv[i] = vadd(x.x, x.y); });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) c[i] = a[i] + b[i];
@@ -80,11 +103,12 @@ __global__ void triad_kernel(T* __restrict__ a, const T* __restrict__ b, const T
   using V = typename Vec16<T>::type;
   std::size_t done = 0;
   if (VEC) {
-    const std::size_t nv = n / Vec16<T>::width;
     const V* bv = reinterpret_cast<const V*>(b);
     const V* cv = reinterpret_cast<const V*>(c);
     V* av = reinterpret_cast<V*>(a);
-    for (std::size_t i = global_thread(); i < nv; i += grid_threads()) av[i] = vfma(s, cv[i], bv[i]);
+    const std::size_t nv = n / Vec16<T>::width;
+    grid_stride(nv, [&](std::size_t i) { return Two<V>{bv[i], cv[i]}; },
+                [&](std::size_t i, Two<V> x) { av[i] = vfma(s, x.y, x.x); });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) a[i] = fma(s, c[i], b[i]);
@@ -113,7 +137,8 @@ __global__ void dot_kernel(const T* __restrict__ a, const T* __restrict__ b, T* 
     const std::size_t nv = n / Vec16<T>::width;
     const V* av = reinterpret_cast<const V*>(a);
     const V* bv = reinterpret_cast<const V*>(b);
-    for (std::size_t i = global_thread(); i < nv; i += grid_threads()) sum += vdot(av[i], bv[i]);
+    grid_stride(nv, [&](std::size_t i) { return Two<V>{av[i], bv[i]}; },
+                [&](std::size_t, Two<V> x) { sum += vdot(x.x, x.y); });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) sum += a[i] * b[i];
