@@ -3,7 +3,7 @@
 
 - The Tensor Core ladder levels contain the matrix instructions meant (HMMA; level 3 also
   LDGSTS = cp.async and LDSM = ldmatrix); the CUDA-core levels contain none.
-- STREAM's vector copy has 4 16-byte loads in flight per thread (all issued before its 2nd store).
+- STREAM's vector copy and the SM copy of `triaudit_memcpy` have 4 16-byte loads in flight per thread (all issued before its 2nd store).
 - No hot kernel uses local memory (register spills): cuobjdump -res-usage reports LOCAL:0.
 
 cuobjdump/nvdisasm come from the toolkit or from PyPI (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm,
@@ -81,7 +81,7 @@ def main():
         # STREAM: the vector copy issues the 4 loads of a grid-stride step before its second store
         # (the memory-level parallelism the unrolled loop is written for; the scheduler may slot
         # the first store in early).
-        for name, body in kernels_of(sass, r"copy_kernelIfLb1E").items():
+        for name, body in kernels_of(sass, r"copy_kernelIfLb1E|copy16_kernel").items():
             second_store = body.find("STG.E.128", body.find("STG.E.128") + 1)
             if body[:second_store].count("LDG.E.128") < 4:
                 failures.append(f"{name}: fewer than 4 16-byte loads before the second store")

@@ -1,5 +1,6 @@
 #include <cstdint>
 
+#include "common/grid_stride.cuh"
 #include "stream_kernels.cuh"
 
 namespace triaudit::kernels {
@@ -22,32 +23,8 @@ __device__ inline double2 vfma(double s, double2 c, double2 b) { return {fma(s, 
 __device__ inline float vdot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
 __device__ inline double vdot(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }
 
-__device__ inline std::size_t global_thread() {
-  return static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline std::size_t grid_threads() { return static_cast<std::size_t>(gridDim.x) * blockDim.x; }
-
-// Each thread walks the array in grid strides, UNROLL vectors at a time with every load of a
-// step issued before its first store: 4 x 16 bytes in flight per thread and array, so one full
-// wave of threads keeps enough bytes in flight to cover HBM latency (Little's law) rather than
-// relying on the compiler to unroll a loop whose trip count it does not know.
-constexpr int kUnroll = 4;
 
 template <typename V> struct Two { V x, y; };
-
-template <typename Load, typename Store>
-__device__ inline void grid_stride(std::size_t count, Load load, Store store) {
-  const std::size_t g = grid_threads();
-  std::size_t i = global_thread();
-  for (; i + (kUnroll - 1) * g < count; i += kUnroll * g) {
-    decltype(load(i)) in[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) in[u] = load(i + u * g);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) store(i + u * g, in[u]);
-  }
-  for (; i < count; i += g) store(i, load(i));
-}
 
 // Elementwise ops. VEC selects the 16-byte path for the first n/width*width elements; the
 // remaining elements (or all of them on the scalar path) go element by element.
@@ -62,7 +39,7 @@ __global__ void copy_kernel(const T* __restrict__ a, T* __restrict__ c, std::siz
     grid_stride(nv, [&](std::size_t i) { return av[i]; }, [&](std::size_t i, V x) { cv[i] = x; });
     done = nv * Vec16<T>::width;
   }
-  for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) c[i] = a[i];
+  for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) c[i] = a[i];
 }
 
 template <typename T, bool VEC>
@@ -76,7 +53,7 @@ __global__ void scale_kernel(T* __restrict__ b, const T* __restrict__ c, T s, st
     grid_stride(nv, [&](std::size_t i) { return cv[i]; }, [&](std::size_t i, V x) { bv[i] = vscale(s, x); });
     done = nv * Vec16<T>::width;
   }
-  for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) b[i] = s * c[i];
+  for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) b[i] = s * c[i];
 }
 
 template <typename T, bool VEC>
@@ -92,7 +69,7 @@ __global__ void add_kernel(const T* __restrict__ a, const T* __restrict__ b, T* 
                 [&](std::size_t i, Two<V> x) { cv[i] = vadd(x.x, x.y); });
     done = nv * Vec16<T>::width;
   }
-  for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) c[i] = a[i] + b[i];
+  for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) c[i] = a[i] + b[i];
 }
 
 // Triad uses an explicit fused multiply-add: the host reference does the same (std::fma), so
@@ -111,7 +88,7 @@ __global__ void triad_kernel(T* __restrict__ a, const T* __restrict__ b, const T
                 [&](std::size_t i, Two<V> x) { av[i] = vfma(s, x.y, x.x); });
     done = nv * Vec16<T>::width;
   }
-  for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) a[i] = fma(s, c[i], b[i]);
+  for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) a[i] = fma(s, c[i], b[i]);
 }
 
 template <typename T>
@@ -141,7 +118,7 @@ __global__ void dot_kernel(const T* __restrict__ a, const T* __restrict__ b, T* 
                 [&](std::size_t, Two<V> x) { sum += vdot(x.x, x.y); });
     done = nv * Vec16<T>::width;
   }
-  for (std::size_t i = done + global_thread(); i < n; i += grid_threads()) sum += a[i] * b[i];
+  for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) sum += a[i] * b[i];
   sum = block_sum(sum);
   if (threadIdx.x == 0) partial[blockIdx.x] = sum;
 }
