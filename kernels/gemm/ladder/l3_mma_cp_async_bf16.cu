@@ -1,8 +1,12 @@
 // Level 3: what a real Ampere/Hopper-era GEMM does without Hopper-only hardware.
 //  - mma.sync m16n8k16 (BF16 in, FP32 accumulate) issued directly, fragments loaded with ldmatrix;
-//  - a 128x128x32 block tile, 8 warps of 64x32, so each operand byte in shared memory feeds 4-8 MMAs;
+//  - a 128x128x64 block tile, 8 warps of 64x32, so each operand byte in shared memory feeds 4-8 MMAs;
+//    BK = 64 means one block-wide barrier per 4 k16 steps (BK = 32 would need twice as many);
 //  - cp.async with a 3-stage pipeline: the tiles for step k+2 stream in while step k computes;
-//  - rows padded by 16 bytes, so the 8 row addresses of every ldmatrix land in distinct banks.
+//    3 x 36 KiB of shared memory and <= 128 registers per thread leave room for 2 blocks per SM
+//    on A100/H100; devices with under 108 KiB per block (RTX 30/40/50) get 2 stages;
+//  - rows padded by 16 bytes (144-byte stride), so the 8 row addresses of every ldmatrix land in
+//    distinct banks.
 // Needs K % 8 == 0 (16-byte copies); M and N are free (out-of-range rows are zero-filled).
 #include <cuda_bf16.h>
 
@@ -11,8 +15,9 @@
 namespace triaudit::kernels {
 namespace {
 
-constexpr int BM = 128, BN = 128, BK = 32, STAGES = 3, LDS = BK + 8;  // LDS: padded row, in elements
-constexpr int SMEM_BYTES = STAGES * (BM + BN) * LDS * 2;
+constexpr int BM = 128, BN = 128, BK = 64, LDS = BK + 8;  // LDS: padded row, in elements
+template <int STAGES>
+constexpr int smem_bytes() { return STAGES * (BM + BN) * LDS * 2; }
 
 __device__ inline unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
@@ -33,7 +38,8 @@ __device__ inline void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__global__ void __launch_bounds__(256) mma_kernel(const __nv_bfloat16* __restrict__ a,
+template <int STAGES>
+__global__ void __launch_bounds__(256, 2) mma_kernel(const __nv_bfloat16* __restrict__ a,
                                                   const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ d,
                                                   int m, int n, int k) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -44,7 +50,7 @@ __global__ void __launch_bounds__(256) mma_kernel(const __nv_bfloat16* __restric
   const int row0 = static_cast<int>(blockIdx.x) * BM, col0 = static_cast<int>(blockIdx.y) * BN;
 
   auto load_stage = [&](int stage, int k0) {
-    for (int c = tid; c < BM * (BK / 8); c += 256) {  // 512 16-byte chunks per operand
+    for (int c = tid; c < BM * (BK / 8); c += 256) {  // 1024 16-byte chunks per operand
       const int r = c / (BK / 8), chunk = c % (BK / 8), gk = k0 + chunk * 8;
       const int gi = row0 + r, gj = col0 + r;
       const bool va = gi < m && gk < k, vb = gj < n && gk < k;
@@ -97,13 +103,26 @@ __global__ void __launch_bounds__(256) mma_kernel(const __nv_bfloat16* __restric
       }
 }
 
+template <int STAGES>
+void launch(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
+  // Set on every call (cheap): a process may use several devices. A failure surfaces as the
+  // launch error, which the caller checks.
+  (void)cudaFuncSetAttribute(mma_kernel<STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<STAGES>());
+  mma_kernel<STAGES><<<dim3(static_cast<unsigned>((m + BM - 1) / BM), static_cast<unsigned>((n + BN - 1) / BN)), 256,
+                       smem_bytes<STAGES>(), s>>>(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
+                                                  static_cast<__nv_bfloat16*>(d), m, n, k);
+}
+
 }  // namespace
 
 void gemm_l3_mma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
-  static const cudaError_t attr = cudaFuncSetAttribute(mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
-  (void)attr;  // a failure surfaces as the launch error, which the caller checks
-  mma_kernel<<<dim3(static_cast<unsigned>((m + BM - 1) / BM), static_cast<unsigned>((n + BN - 1) / BN)), 256, SMEM_BYTES, s>>>(
-      static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b), static_cast<__nv_bfloat16*>(d), m, n, k);
+  int dev = 0, optin = 0;
+  (void)cudaGetDevice(&dev);
+  (void)cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  if (optin >= smem_bytes<3>())
+    launch<3>(a, b, d, m, n, k, s);
+  else
+    launch<2>(a, b, d, m, n, k, s);
 }
 
 }  // namespace triaudit::kernels

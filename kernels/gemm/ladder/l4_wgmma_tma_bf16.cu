@@ -96,8 +96,8 @@ void gemm_l4_wgmma_bf16(const void* a, const void* b, void* d, int m, int n, int
     wgmma_kernel<<<0, 0, 0, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
     return;
   }
-  static const cudaError_t attr = cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
-  (void)attr;
+  // Every call (cheap; the attribute is per device). A failure surfaces as the launch error.
+  (void)cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
   wgmma_kernel<<<dim3(static_cast<unsigned>((m + BM - 1) / BM), static_cast<unsigned>((n + BN - 1) / BN)), 256, SMEM_BYTES, s>>>(
       map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
 }

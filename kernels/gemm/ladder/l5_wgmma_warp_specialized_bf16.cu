@@ -145,8 +145,8 @@ void gemm_l5_wgmma_ws_bf16(const void* a, const void* b, void* d, int m, int n, 
     ws_kernel<<<0, 0, 0, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);  // surfaces as the launch error
     return;
   }
-  static const cudaError_t attr = cudaFuncSetAttribute(ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
-  (void)attr;  // a failure surfaces as the launch error, which the caller checks
+  // Every call (cheap; the attribute is per device). A failure surfaces as the launch error.
+  (void)cudaFuncSetAttribute(ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
   const unsigned blocks = static_cast<unsigned>(((m + BM - 1) / BM) * ((n + BN - 1) / BN));
   ws_kernel<<<blocks, THREADS, SMEM_BYTES, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
 }
