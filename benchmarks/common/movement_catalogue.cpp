@@ -35,7 +35,10 @@ std::vector<std::uint64_t> geometric_sizes(std::uint64_t lo, std::uint64_t hi, u
 }
 
 int copies_per_region(std::uint64_t size) {
-  return static_cast<int>(std::clamp<std::uint64_t>((64ULL << 20) / std::max<std::uint64_t>(size, 1), 1, 100));
+  // At most 32: the copies are queued behind a held stream, and a bidirectional copy is six
+  // queue entries (two copies, two event records, two waits); 32 x 6 stays far inside the
+  // device's launch queue, so enqueueing never blocks on a stream that cannot move yet.
+  return static_cast<int>(std::clamp<std::uint64_t>((64ULL << 20) / std::max<std::uint64_t>(size, 1), 1, 32));
 }
 
 }  // namespace triaudit

@@ -42,7 +42,7 @@ TEST(MovementCatalogue, SizesFrom4KiBTo1GiB) {
 }
 
 TEST(MovementCatalogue, SmallCopiesAreBatched) {
-  EXPECT_EQ(copies_per_region(4096), 100);
+  EXPECT_EQ(copies_per_region(4096), 32);
   EXPECT_EQ(copies_per_region(1ULL << 30), 1);
   EXPECT_EQ(copies_per_region(16ULL << 20), 4);
 }
