@@ -311,8 +311,20 @@ def allreduce_section(df: pd.DataFrame) -> Section:
     return sec
 
 
+def published_section(df: pd.DataFrame) -> Section:
+    from .published import comparison_table
+    sec = Section("published", "Against published measurements")
+    t = comparison_table(df)
+    if not t.empty:
+        sec.tables.append(("This run beside other tools' published figures for the same card "
+                           "(a ratio far from 1 is a question to answer, not a verdict)", t))
+        sec.csv = t.reset_index()
+    return sec
+
+
 def all_sections(df: pd.DataFrame) -> list[Section]:
-    secs = [stream_section(df), gemm_section(df), memcpy_section(df), launch_section(df), allreduce_section(df)]
+    secs = [stream_section(df), gemm_section(df), memcpy_section(df), launch_section(df), allreduce_section(df),
+            published_section(df)]
     fig = roofline_figure(df)
     if fig is not None:
         secs[1].figures.insert(0, ("roofline", "Measured roofline per card", fig))

@@ -1,0 +1,52 @@
+"""The published-figures section, on synthetic runs (made-up numbers in the executables' shape)."""
+from triaudit import cli
+from triaudit.published import FIGURES, GENERIC, PUBLISHED, Published, comparison_table, ratio_to
+from triaudit.specs import CARDS
+from triaudit.table import load_table
+
+from synthetic import synthetic_corners_result, synthetic_stream_result, write
+
+
+def test_every_published_figure_has_a_reader_and_a_known_card():
+    keys = {c.key for c in CARDS}
+    assert set(PUBLISHED) <= keys
+    for p in [p for ps in PUBLISHED.values() for p in ps] + GENERIC:
+        assert p.figure in FIGURES and p.low <= p.high and p.source
+
+
+def test_ratio_is_one_inside_a_range_and_against_the_nearest_end_outside():
+    p = Published("x", 770, 800, "s")
+    assert ratio_to(p, 785) == 1.0
+    assert abs(ratio_to(p, 693) - 0.9) < 1e-12
+    assert abs(ratio_to(p, 880) - 1.1) < 1e-12
+
+
+def test_h200_run_beside_its_published_figures(tmp_path):
+    run = tmp_path / "results" / "synthetic-h200"
+    write(run / "synthetic_stream.json", synthetic_stream_result("NVIDIA H200", hbm_gbps=3735))
+    write(run / "synthetic_corners.json", synthetic_corners_result("NVIDIA H200"))
+    t = comparison_table(load_table(sorted(run.glob("*.json"))))
+    rows = {fig: r for (card, fig), r in t.iterrows()}
+    triad = rows["STREAM triad, HBM (GB/s)"]
+    assert triad["published"] == "4150" and triad["measured ÷ published"] == "0.90"
+    assert "L2 flushed" in triad["where"]
+    # 780 TFLOP/s lies inside the published 770-800 for 8192³: ratio 1.
+    assert rows["BF16 GEMM 8192³ (TFLOP/s)"]["measured ÷ published"] == "1.00"
+    # d2d: our counter counts bytes once; the published figure counts read + write.
+    assert rows["device to device, copy engine (GB/s)"]["measured"] == "4,200.0"
+    assert "not confirmed" in rows["host to device, pinned (GB/s)"]["published"]
+    assert rows["CUDA Graph, per kernel (µs)"]["measured ÷ published"] == "1.00"
+
+
+def test_unknown_card_gets_only_the_generic_launch_figures(tmp_path):
+    write(tmp_path / "synthetic_x.json", synthetic_corners_result("Synthetic Card Z"))
+    t = comparison_table(load_table([tmp_path / "synthetic_x.json"]))
+    assert {fig for _, fig in t.index} <= {f"{FIGURES[p.figure][0]} ({FIGURES[p.figure][1]})" for p in GENERIC}
+
+
+def test_report_has_the_section(tmp_path):
+    write(tmp_path / "r" / "synthetic_corners.json", synthetic_corners_result("NVIDIA H200"))
+    assert cli.main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Against published measurements" in md and "mamf-finder" not in md  # H200 cites no mamf figure
+    assert (tmp_path / "rep" / "published.csv").exists()
