@@ -51,7 +51,9 @@ TEST(Ladder, EveryLevelMatchesTheReference) {
   for (int l = 0; l < count; ++l)
     for (GemmShape shape : {GemmShape{256, 256, 256, "t", true}, GemmShape{512, 384, 640, "t", true},
                             GemmShape{200, 136, 72, "t", true}, GemmShape{1000, 1000, 1000, "t", true},
-                            GemmShape{1024, 2048, 4096, "t", true}}) {
+                            GemmShape{1024, 2048, 4096, "t", true},
+                            // 18 M-tiles of 128: level 5's grouped order has a full group of 16 and a rest of 2.
+                            GemmShape{2304, 520, 256, "t", true}}) {
       if (!kernels::ladder_unsupported(l, shape.m, shape.n, shape.k, cc()).empty()) continue;
       const GemmPrecision p = levels[l].bf16 ? GemmPrecision::BF16 : GemmPrecision::FP32;
       const LtTypes t = lt_types(p);
