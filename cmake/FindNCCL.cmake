@@ -1,10 +1,22 @@
-# FindNCCL: locates NCCL's header and library (CUDA toolkit, NCCL_ROOT, or the system).
-# Provides NCCL_FOUND, NCCL_VERSION and the imported target NCCL::NCCL.
+# FindNCCL: locates NCCL's header and library (NCCL_ROOT, the CUDA toolkit, the system, or the
+# PyPI wheel nvidia-nccl-cu* that PyTorch images carry: site-packages/nvidia/nccl/{include,lib},
+# whose library is only libnccl.so.2). Provides NCCL_FOUND, NCCL_VERSION and NCCL::NCCL.
+set(_nccl_wheel "")
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  execute_process(COMMAND ${Python3_EXECUTABLE} -c "import nvidia.nccl as m; print(list(m.__path__)[0])"
+    OUTPUT_VARIABLE _nccl_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _nccl_py_rc)
+  if(NOT _nccl_py_rc EQUAL 0)
+    set(_nccl_wheel "")
+  endif()
+endif()
 find_path(NCCL_INCLUDE_DIR nccl.h
   HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
+  PATHS ${_nccl_wheel}
   PATH_SUFFIXES include)
-find_library(NCCL_LIBRARY NAMES nccl
+find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
   HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_LIBRARY_DIR}
+  PATHS ${_nccl_wheel}
   PATH_SUFFIXES lib lib64)
 
 if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")

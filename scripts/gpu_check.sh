@@ -25,6 +25,10 @@ extra=()
 [ -d .carry/benchmark ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_BENCHMARK=$PWD/.carry/benchmark" "-DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON")
 [ -d .carry/googletest ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_GOOGLETEST=$PWD/.carry/googletest")
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+# PyTorch images carry NCCL only as the PyPI wheel (nvidia/nccl/{include,lib} in site-packages).
+extra+=("-DPython3_EXECUTABLE=$(command -v python3)")
+nccl_root=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null) && [ -n "$nccl_root" ] &&
+  extra+=("-DNCCL_ROOT=$nccl_root")
 
 stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-native})"
 { cmake -S . -B build/gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
