@@ -8,11 +8,11 @@
 
 namespace triaudit {
 
-enum class GemmPrecision { FP64, FP32, TF32, FP16, FP16Acc16, BF16, FP8, INT8 };
+enum class GemmPrecision { FP64, FP32, TF32, FP16, FP16Acc16, BF16, FP8, FP8FastAccum, INT8 };
 
 struct PrecisionInfo {
   GemmPrecision precision;
-  const char* name;          // name part: fp64, fp32, tf32, fp16, fp16acc16, bf16, fp8e4m3, int8
+  const char* name;          // name part: fp64, fp32, tf32, fp16, fp16acc16, bf16, fp8e4m3, fp8e4m3fast, int8
   int a_bytes, c_bytes;      // bytes per element of A/B and of C/D
   int min_cc;                // compute capability x10 required (e.g. 89)
   bool tn_only;              // cuBLASLt requires A transposed (FP8, INT8)

@@ -20,7 +20,8 @@ LtTypes lt_types(GemmPrecision p) {
     case GemmPrecision::FP16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::F16, E::F16};
     case GemmPrecision::FP16Acc16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F, E::F16, E::F16};
     case GemmPrecision::BF16: return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::BF16, E::BF16};
-    case GemmPrecision::FP8: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::E4M3, E::BF16};
+    case GemmPrecision::FP8:
+    case GemmPrecision::FP8FastAccum: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::E4M3, E::BF16};
     case GemmPrecision::INT8: return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, E::I8, E::I32};
   }
   throw Error("unknown precision");
@@ -38,6 +39,10 @@ LtGemm::LtGemm(const LtHandle& lt, GemmPrecision p, const GemmShape& s, std::siz
   const cublasOperation_t ta = s.transa ? CUBLAS_OP_T : CUBLAS_OP_N, tb = CUBLAS_OP_N;
   TRIAUDIT_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   TRIAUDIT_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  if (p == GemmPrecision::FP8FastAccum) {
+    const std::int8_t fast = 1;
+    TRIAUDIT_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+  }
   if (s.transa) TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.k, s.m, static_cast<std::int64_t>(s.k)));
   else TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.m, s.k, static_cast<std::int64_t>(s.m)));
   TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&b_, t.ab, s.k, s.n, static_cast<std::int64_t>(s.k)));

@@ -14,7 +14,7 @@ PRIMARY_METRICS = [("flops", True), ("ops", True), ("busbw", True), ("bytes_per_
 
 # GEMM precision name -> the datasheet column it is compared with.
 SPEC_PRECISION = {"fp64": "fp64_tc", "fp32": "fp32", "tf32": "tf32", "fp16": "fp16", "fp16acc16": "fp16",
-                  "bf16": "bf16", "fp8e4m3": "fp8", "int8": "int8"}
+                  "bf16": "bf16", "fp8e4m3": "fp8", "fp8e4m3fast": "fp8", "int8": "int8"}
 
 
 def metric(df: pd.DataFrame, corner: str, name: str, ok_only: bool = True) -> pd.DataFrame:

@@ -77,3 +77,13 @@ TEST(GemmCatalogue, Names) {
   EXPECT_EQ(gemm_case_name("cublaslt", GemmPrecision::FP8, {16, 12288, 4096, "llm-7b-qkv", true}),
             "gemm/cublaslt/fp8e4m3/layout:tn/m:16/n:12288/k:4096");
 }
+
+TEST(GemmCatalogue, Fp8FastAccumulationIsItsOwnCase) {
+  const auto& fast = precision_info(GemmPrecision::FP8FastAccum);
+  const auto& fp8 = precision_info(GemmPrecision::FP8);
+  EXPECT_STREQ(fast.name, "fp8e4m3fast");
+  EXPECT_EQ(fast.min_cc, fp8.min_cc);
+  EXPECT_TRUE(fast.tn_only);
+  EXPECT_GE(fast.tolerance, fp8.tolerance);  // no periodic promotion: no tighter bound than plain FP8
+  EXPECT_EQ(&precision_by_name("fp8e4m3fast"), &fast);
+}
