@@ -155,3 +155,18 @@ def test_a_spent_budget_stops_the_run_and_keeps_what_was_measured(tmp_path, monk
     assert [e["executable"] for e in m["executables"]] == ["triaudit_stream"]
     assert m["executables"][0]["exit_code"] == 124 and m["executables"][0]["seconds"] < 10
     assert (out.run_dir / "triaudit_stream.json").exists()
+
+
+def test_run_and_doctor_need_no_third_party_package(tmp_path):
+    # The GPU check runs them with whatever python3 the GPU machine has: pandas and matplotlib
+    # are only for report, compare, history and plan.
+    import subprocess
+    code = ("import sys\n"
+            "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
+            "from triaudit import cli, runner, doctor\n"
+            "cli.build_parser().parse_args(['doctor'])\n"
+            "cli.build_parser().parse_args(['run', '--budget-s', '60'])\n"
+            "print('ok')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr

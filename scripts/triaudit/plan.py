@@ -17,8 +17,6 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from .specs import CardSpec, card_by_key, match_card, pcie_gbps
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
@@ -86,6 +84,7 @@ def basis_from_spec(spec: CardSpec) -> Basis:
 
 
 def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
+    import pandas as pd  # here, not at the top: doctor and run must work without pandas
     """Measured figures from result files; the datasheet of the matching card fills the gaps."""
     from .table import load_table
 
