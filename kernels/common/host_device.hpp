@@ -5,3 +5,9 @@
 #else
 #define TRIAUDIT_HD
 #endif
+// Unroll in the device pass only: the host compiler would warn about an unknown pragma.
+#if defined(__CUDA_ARCH__)
+#define TRIAUDIT_UNROLL _Pragma("unroll")
+#else
+#define TRIAUDIT_UNROLL
+#endif

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "gemm/ladder/ladder.cuh"
+#include "gemm/ladder/raster.hpp"
 
 using triaudit::kernels::ladder_levels;
 using triaudit::kernels::ladder_unsupported;
@@ -39,4 +41,26 @@ TEST(LadderRules, ShapeLimitsOfTheEarlierLevels) {
   EXPECT_NE(ladder_unsupported(6, 1024, 1024, 1024, 90).find("no such level"), std::string::npos);
   EXPECT_NE(ladder_unsupported(-1, 1024, 1024, 1024, 90).find("no such level"), std::string::npos);
   EXPECT_NE(ladder_unsupported(3, 1ULL << 31, 1024, 1024, 90), "");
+}
+
+TEST(LadderRules, GroupedOrderProducesEveryTileOnce) {
+  for (int tiles_m : {1, 2, 15, 16, 17, 18, 33, 64})
+    for (int tiles_n : {1, 3, 32}) {
+      std::vector<int> seen(static_cast<std::size_t>(tiles_m * tiles_n), 0);
+      for (int b = 0; b < tiles_m * tiles_n; ++b) {
+        int tm = -1, tn = -1;
+        triaudit::kernels::grouped_tile(b, tiles_m, tiles_n, 16, tm, tn);
+        ASSERT_TRUE(tm >= 0 && tm < tiles_m && tn >= 0 && tn < tiles_n) << b;
+        ++seen[static_cast<std::size_t>(tm * tiles_n + tn)];
+      }
+      for (int s : seen) ASSERT_EQ(s, 1) << tiles_m << "x" << tiles_n;
+    }
+  // Within a group the M index moves fastest: blocks 0..15 share N-tile 0.
+  int tm = 0, tn = 0;
+  triaudit::kernels::grouped_tile(15, 64, 32, 16, tm, tn);
+  EXPECT_EQ(tm, 15);
+  EXPECT_EQ(tn, 0);
+  triaudit::kernels::grouped_tile(16, 64, 32, 16, tm, tn);
+  EXPECT_EQ(tm, 0);
+  EXPECT_EQ(tn, 1);
 }

@@ -18,6 +18,7 @@
 
 #include "hopper.cuh"
 #include "ladder.cuh"
+#include "raster.hpp"
 
 namespace triaudit::kernels {
 namespace {
@@ -38,16 +39,6 @@ __device__ inline void wgmma_m64n256k16(float (&d)[128], std::uint64_t da, std::
       : "l"(da), "l"(db));
 }
 
-// Block b -> (M-tile, N-tile): groups of GROUP_M M-tiles, walked M-fastest inside a group.
-__device__ inline void tile_of_block(int b, int tiles_m, int tiles_n, int& tm, int& tn) {
-  const int per_group = GROUP_M * tiles_n;
-  const int first_m = (b / per_group) * GROUP_M;
-  const int rows = min(tiles_m - first_m, GROUP_M);
-  const int in_group = b % per_group;
-  tm = first_m + in_group % rows;
-  tn = in_group / rows;
-}
-
 __global__ void __launch_bounds__(THREADS, 1) ws_kernel(const __grid_constant__ CUtensorMap map_a,
                                                         const __grid_constant__ CUtensorMap map_b,
                                                         __nv_bfloat16* __restrict__ d, int m, int n, int k) {
@@ -59,7 +50,7 @@ __global__ void __launch_bounds__(THREADS, 1) ws_kernel(const __grid_constant__ 
 
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
   int tm = 0, tn = 0;
-  tile_of_block(static_cast<int>(blockIdx.x), (m + BM - 1) / BM, (n + BN - 1) / BN, tm, tn);
+  grouped_tile(static_cast<int>(blockIdx.x), (m + BM - 1) / BM, (n + BN - 1) / BN, GROUP_M, tm, tn);
   const int row0 = tm * BM, col0 = tn * BN;
   const int kt_count = (k + BK - 1) / BK;
 
