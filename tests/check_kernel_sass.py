@@ -2,7 +2,9 @@
 """Build checks that need no GPU: read the machine code of the kernel libraries.
 
 - The Tensor Core ladder levels contain the matrix instructions meant (HMMA; level 3 also
-  LDGSTS = cp.async and LDSM = ldmatrix); the CUDA-core levels contain none.
+  LDGSTS = cp.async and LDSM = ldmatrix; levels 4-5 HGMMA of their tile shape and UTMALDG = TMA,
+  level 5 also USETMAXREG = setmaxnreg and a wait that leaves one MMA group in flight); the
+  CUDA-core levels contain none.
 - STREAM's vector copy and the SM copy of `triaudit_memcpy` have 4 16-byte loads in flight per thread (all issued before its 2nd store).
 - No hot kernel uses local memory (register spills): cuobjdump -res-usage reports LOCAL:0.
 
@@ -64,8 +66,11 @@ def main():
                 failures.append(f"{name}: uses {m.group(1)} bytes of local memory (spills)")
         # Each ladder level's kernels live in an anonymous namespace named after its file.
         rules = {"l0_naive_fp32_cu": [], "l1_tiled_fp32_cu": [], "l2_wmma_bf16_cu": ["HMMA"],
-                 "l3_mma_cp_async_bf16_cu": ["HMMA", "LDGSTS", "LDSM"], "l4_wgmma_tma_bf16_cu": ["HGMMA", "UTMALDG"],
-                 "l5_wgmma_warp_specialized_bf16_cu": ["HGMMA", "UTMALDG"]}
+                 "l3_mma_cp_async_bf16_cu": ["HMMA", "LDGSTS", "LDSM"], "l4_wgmma_tma_bf16_cu": ["HGMMA.64x128x16", "UTMALDG"],
+                 # level 5's claims: m64n256k16, registers moved between warpgroups, one MMA group
+                 # left in flight (wait_group 1 = DEPBAR.LE gsb0, 0x1)
+                 "l5_wgmma_warp_specialized_bf16_cu": ["HGMMA.64x256x16", "UTMALDG", "USETMAXREG",
+                                                       "WARPGROUP.DEPBAR.LE gsb0, 0x1"]}
         hopper = ["l4_wgmma_tma_bf16_cu", "l5_wgmma_warp_specialized_bf16_cu"]
         expected = {"sm_90a": hopper}.get(arch, [k for k in rules if k not in hopper])
         for pattern, wanted in rules.items():
