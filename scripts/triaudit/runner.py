@@ -33,7 +33,7 @@ PROFILES: dict[str, dict[str, list[str]]] = {
     "quick": {
         "triaudit_stream": ["--ops=copy,triad", "--types=fp32", "--min-bytes=1MiB", "--min-time=0.02",
                             "--benchmark_repetitions=5"],
-        "triaudit_memcpy": ["--directions=h2d,d2h,d2d", "--max-bytes=256MiB", "--min-time=0.02", "--benchmark_repetitions=5",
+        "triaudit_memcpy": ["--directions=h2d,d2h,d2d,bidir,overlap", "--max-bytes=256MiB", "--min-time=0.02", "--benchmark_repetitions=5",
                             "--benchmark_filter=/(pageable|pinned|copy_engine)/"],
         "triaudit_launch": ["--min-time=0.02", "--benchmark_repetitions=5", "--benchmark_filter=-chain_fit|bytes:268435456"],
         "triaudit_gemm": ["--families=square,ladder", "--max-square=8192", "--min-time=0.05", "--benchmark_repetitions=5",
