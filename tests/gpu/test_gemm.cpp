@@ -2,6 +2,11 @@
 // FP64 reference; the check itself must catch a wrong result.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "common/cuda_raii.hpp"
 #include "gemm/cublaslt_gemm.hpp"
 #include "gemm/gemm_check.hpp"
@@ -10,6 +15,60 @@
 using namespace triaudit;
 
 namespace {
+
+// When a ladder level fails, one GPU session has minutes to find out why: compare every element
+// of D (small shapes) with its FP64 dot product and print where the wrong ones are, as counts
+// over the tile structure (rows mod 128 in bands of 16, columns mod 256 in bands of 32), plus
+// the usual culprits: never written (NaN poison), zero, the transpose of the right answer.
+std::string diagnose(const GemmBuffers& buf, cudaStream_t s) {
+  const GemmShape& sh = buf.shape;
+  const std::uint64_t count = sh.m * sh.n;
+  if (count > (1u << 20)) return "(shape too large for a full diagnosis)";
+  std::vector<std::uint32_t> rows(count), cols(count);
+  for (std::uint64_t e = 0; e < count; ++e) {
+    rows[e] = static_cast<std::uint32_t>(e % sh.m);
+    cols[e] = static_cast<std::uint32_t>(e / sh.m);
+  }
+  DeviceBuffer<std::uint32_t> drows(count), dcols(count);
+  DeviceBuffer<double> ref(count), absref(count), got(count);
+  cudaMemcpy(drows.data(), rows.data(), count * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(dcols.data(), cols.data(), count * 4, cudaMemcpyHostToDevice);
+  const kernels::Samples smp{drows.data(), dcols.data(), static_cast<int>(count)};
+  if (!kernels::gemm_reference_samples(buf.a(0), buf.b(0), buf.d(0), buf.ab, buf.cd, sh.m, sh.n, sh.k, sh.transa, smp,
+                                       ref.data(), absref.data(), got.data(), s))
+    return "(no reference for these types)";
+  std::vector<double> r(count), ar(count), g(count);
+  cudaStreamSynchronize(s);
+  cudaMemcpy(r.data(), ref.data(), count * 8, cudaMemcpyDeviceToHost);
+  cudaMemcpy(ar.data(), absref.data(), count * 8, cudaMemcpyDeviceToHost);
+  cudaMemcpy(g.data(), got.data(), count * 8, cudaMemcpyDeviceToHost);
+  auto bad = [&](std::uint64_t e, double v) { return !(std::fabs(v - r[e]) <= 2e-2 * ar[e] + 1e-30); };
+  std::uint64_t wrong = 0, nan = 0, zero = 0, transposed = 0;
+  int map[8][8] = {};
+  std::ostringstream first;
+  for (std::uint64_t e = 0; e < count; ++e) {
+    if (!bad(e, g[e])) continue;
+    ++wrong;
+    if (std::isnan(g[e])) ++nan;
+    if (g[e] == 0.0) ++zero;
+    const std::uint64_t i = e % sh.m, j = e / sh.m;
+    if (sh.m == sh.n) {  // does D(i,j) hold what D(j,i) should?
+      const std::uint64_t t = j + i * sh.m;
+      if (std::fabs(g[e] - r[t]) <= 2e-2 * ar[t]) ++transposed;
+    }
+    ++map[(i % 128) / 16][(j % 256) / 32];
+    if (wrong <= 4) first << " (" << i << "," << j << "): got " << g[e] << " want " << r[e] << ";";
+  }
+  std::ostringstream os;
+  os << wrong << " of " << count << " elements wrong (" << nan << " never written, " << zero << " zero, " << transposed
+     << " equal to the transposed answer);" << first.str() << "\n  wrong per band, rows (i mod 128)/16 down, cols (j mod 256)/32 across:";
+  for (auto& row : map) {
+    os << "\n   ";
+    for (int c : row) os << " " << c;
+  }
+  return os.str();
+}
+
 int cc() {
   int dev = 0, major = 0, minor = 0;
   cudaGetDevice(&dev);
@@ -61,7 +120,8 @@ TEST(Ladder, EveryLevelMatchesTheReference) {
       kernels::ladder_gemm(l, buf.a(0), buf.b(0), buf.d(0), shape.m, shape.n, shape.k, s);
       ASSERT_EQ(cudaGetLastError(), cudaSuccess) << levels[l].name;
       const GemmCheck c = check_gemm(buf, 0, precision_info(p).tolerance, s);
-      EXPECT_TRUE(c.ok()) << levels[l].name << " " << shape.m << "x" << shape.n << "x" << shape.k << ": " << c.describe();
+      EXPECT_TRUE(c.ok()) << levels[l].name << " " << shape.m << "x" << shape.n << "x" << shape.k << ": " << c.describe()
+                          << "\n  " << (c.ok() ? std::string() : diagnose(buf, s));
     }
 }
 
