@@ -7,9 +7,11 @@
 #   scripts/gpu_check.sh OUT [PROFILE]      # on the GPU machine; PROFILE quick|full (default quick)
 #
 # At most 8 files land in OUT (the device tool's limit): nvidia-smi.txt, build.log, ctest.log,
-# doctor.txt, run.log, report.html and results.tar.gz (the run folder and the whole report).
+# doctor.txt, run.log, report.html, results.tar.gz (the run folder and the whole report) and,
+# when time is left and Nsight Compute is there, ncu.txt.
 # GPU_CHECK_SECONDS (default 520) bounds the whole script: ctest and the suite get what the build
 # left, so a lent machine's few minutes always end with the logs and whatever was measured.
+# GPU_CHECK_NCU_SECONDS (default 90) is kept for Nsight Compute at the end.
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUT [quick|full]}
 PROFILE=${2:-quick}
@@ -47,7 +49,10 @@ grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log" | tail -20
 PYTHONPATH=scripts python3 -m triaudit.cli doctor --build-dir build/gpu > "$OUT/doctor.txt" 2>&1
 stamp "doctor exit $?"
 
-suite_s=$(left 45)  # 45 s kept for the report and the archive
+# Kept back from the suite: 45 s for the report and the archive, and GPU_CHECK_NCU_SECONDS (default
+# 90; 0 turns it off) for Nsight Compute at the end when it is installed.
+ncu_s=${GPU_CHECK_NCU_SECONDS:-90}; command -v ncu >/dev/null || ncu_s=0
+suite_s=$(left $(( 45 + ncu_s )))
 stamp "suite, profile $PROFILE, at most ${suite_s}s"
 PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner --build-dir build/gpu --results results \
   --profile "$PROFILE" --timeout-s 300 --budget-s "$suite_s" > "$OUT/run.log" 2>&1
@@ -60,5 +65,17 @@ if [ -n "$run_dir" ] && python3 -c "import pandas, matplotlib" 2>/dev/null; then
   cp report/report.html "$OUT/report.html"
 fi
 [ -n "$run_dir" ] && tar czf "$OUT/results.tar.gz" "$run_dir" $( [ -d report ] && echo report )
+
+# If time is left: Nsight Compute's speed-of-light for the kernels whose aims most need a "why"
+# (STREAM triad on 1 GiB arrays; ladder levels 3 and 5 at 8192^3). Clocks are left alone.
+if [ "$ncu_s" -gt 0 ] && [ "$(left 15)" -gt 45 ]; then
+  stamp "ncu speed of light (at most $(left 15)s)"
+  { timeout 60 ncu --clock-control none --section SpeedOfLight -k regex:triad_kernel -c 1 \
+      build/gpu/benchmarks/stream/triaudit_stream --ops=triad --types=fp32 --min-bytes=1GiB --max-bytes=1GiB \
+      --cache=cold --min-time=0.01
+    timeout "$(left 15)" ncu --clock-control none --section SpeedOfLight -k "regex:mma_kernel|ws_kernel" -c 2 \
+      build/gpu/benchmarks/gemm/triaudit_gemm --families=ladder "--benchmark_filter=ladder_l[35].*m:8192/" --min-time=0.01
+  } > "$OUT/ncu.txt" 2>&1
+fi
 stamp "done: ctest exit $ctest_rc, suite exit $run_rc"
 [ $ctest_rc -eq 0 ] && [ $run_rc -eq 0 ]
