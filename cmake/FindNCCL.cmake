@@ -34,7 +34,14 @@ find_package_handle_standard_args(NCCL
   VERSION_VAR NCCL_VERSION)
 
 if(NCCL_FOUND AND NOT TARGET NCCL::NCCL)
-  add_library(NCCL::NCCL UNKNOWN IMPORTED)
+  # SHARED when it is a shared object (also the wheel's libnccl.so.2): the build RUNPATH carries
+  # its folder, so the executables find a site-packages NCCL at run time (checked with a
+  # wheel-shaped tree: NEEDED libnccl.so.2, RUNPATH .../nvidia/nccl/lib).
+  if(NCCL_LIBRARY MATCHES "\\.so(\\.[0-9]+)*$")
+    add_library(NCCL::NCCL SHARED IMPORTED)
+  else()
+    add_library(NCCL::NCCL UNKNOWN IMPORTED)
+  endif()
   set_target_properties(NCCL::NCCL PROPERTIES
     IMPORTED_LOCATION "${NCCL_LIBRARY}"
     INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
