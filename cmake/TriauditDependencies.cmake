@@ -4,6 +4,9 @@
 include(FetchContent)
 
 find_package(CUDAToolkit REQUIRED)   # CUDA::cudart, CUDA::cublas, CUDA::cublasLt
+if(NOT TARGET CUDA::cublasLt OR NOT TARGET CUDA::cublas)
+  include(TriauditCublasWheel)
+endif()
 find_package(Threads REQUIRED)
 
 find_package(NCCL QUIET)
