@@ -24,6 +24,11 @@ class StreamLatch {
   // blocks in a launch it can never finish before release().
   static constexpr int kMaxQueuedOps = 128;
 
+  // TRIAUDIT_NO_LATCH=1 turns holds into no-ops: for profilers that serialise kernel launches
+  // (Nsight Compute), under which a held stream could only wait for its timeout. Timings then
+  // include launch gaps; the JSON context records it (stream_latch: off).
+  static bool disabled();
+
  private:
   PinnedBuffer<int> flag_;
   PinnedBuffer<int> timed_out_;

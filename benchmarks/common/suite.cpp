@@ -13,6 +13,7 @@
 #include "cuda_check.hpp"
 #include "host_info.hpp"
 #include "sizes.hpp"
+#include "stream_latch.hpp"
 
 namespace triaudit {
 namespace {
@@ -172,6 +173,7 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   SuiteState& s = suite();
   for (const auto& [k, v] : build_context_entries(std::getenv("CUDA_VISIBLE_DEVICES")))
     benchmark::AddCustomContext(k, v);
+  benchmark::AddCustomContext("stream_latch", StreamLatch::disabled() ? "off (TRIAUDIT_NO_LATCH: launch gaps are timed)" : "on");
   s.probe = probe_device(static_cast<int>(ordinal));
   if (s.probe.available) {
     try {
