@@ -135,3 +135,15 @@ def test_corner_figures_have_labelled_log_axes_and_card_legends(tmp_path):
         line.get_label() for line in h2d.get_lines()}
     ar = figures["allreduce_bandwidth"].get_axes()[0]
     assert "busbw" in ar.get_ylabel()  # 8 ranks: busbw, not algbw
+
+
+def test_report_flags_runs_measured_without_the_stream_hold(tmp_path):
+    from synthetic import synthetic_stream_result, write
+    from triaudit import cli
+    data = synthetic_stream_result("Synthetic Card A", hbm_gbps=4000)
+    data["context"]["stream_latch"] = "off (TRIAUDIT_NO_LATCH: launch gaps are timed)"
+    write(tmp_path / "r" / "synthetic_unlatched.json", data)
+    write(tmp_path / "r" / "synthetic_latched.json", synthetic_stream_result("Synthetic Card B", hbm_gbps=4000))
+    assert cli.main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "stream hold off" in md and "synthetic_unlatched.json" in md and "synthetic_latched.json" not in md

@@ -54,6 +54,11 @@ def build(paths: list[Path], include_incomplete: bool = False):
                 df = df[df["complete"]]
     cards = sorted(c for c in df["card"].dropna().unique()) if not df.empty else []
     header.append(f"{len(files)} result file(s); cards: {', '.join(cards) if cards else 'none'}.")
+    unlatched = sorted(f for f, ctx in df.attrs.get("contexts", {}).items()
+                       if str(ctx.get("stream_latch", "on")).startswith("off")) if not df.empty else []
+    if unlatched:
+        header.append("Measured with the stream hold off (TRIAUDIT_NO_LATCH, for profilers): their times include "
+                      "launch gaps: " + ", ".join(Path(f).name for f in unlatched) + ".")
     unknown = unknown_cards(cards)
     if unknown:
         header.append(f"No datasheet figures for {', '.join(unknown)}: no fraction of peak is shown for "
