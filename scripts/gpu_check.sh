@@ -22,7 +22,13 @@ BUDGET=${GPU_CHECK_SECONDS:-520}
 stamp() { echo "[gpu_check +$(( $(date +%s) - start ))s] $*"; }
 left() { echo $(( BUDGET - ($(date +%s) - start) - ${1:-0} )); }  # seconds left, less a reserve
 
-nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >> "$OUT/nvidia-smi.txt"
+# The machine as found (appended to nvidia-smi.txt): tools and libraries a failed build would blame.
+{ nvidia-smi || echo "nvidia-smi failed"
+  echo "--- toolchain"; uname -a; nvcc --version | tail -2; cmake --version | head -1; ninja --version
+  python3 -c "import sys, importlib.util as u; print(sys.executable, sys.version.split()[0], *[m + ('' if u.find_spec(m) else ' MISSING') for m in ('pandas', 'matplotlib', 'torch', 'nvidia.nccl', 'nvidia.cublas')])"
+  ls /usr/local/cuda/lib64/libcublasLt.so* /usr/local/cuda/lib64/libnccl.so* 2>&1
+  command -v ncu cuobjdump nvdisasm mpirun; nproc; free -g | head -2; df -h . | tail -1
+} > "$OUT/nvidia-smi.txt" 2>&1
 extra=()
 [ -d .carry/benchmark ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_BENCHMARK=$PWD/.carry/benchmark" "-DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON")
 [ -d .carry/googletest ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_GOOGLETEST=$PWD/.carry/googletest")
