@@ -43,7 +43,9 @@ def main():
     for want in ("rank 0 of 2", "rank 1 of 2", "local rank 0 of 2", "local rank 1 of 2"):
         if not any(want in l for l in lines):
             fail(f"missing '{want}' in {lines}")
-    if not all(re.search(r"device (\d+|no CUDA device)", l) for l in lines):
+    # A device, or the reason there is none: no GPU here, or fewer GPUs than ranks (2 ranks on a
+    # one-GPU machine).
+    if not all(re.search(r"device (\d+$|no CUDA device|\d+ ranks on this node but \d+ visible GPUs)", l) for l in lines):
         fail(f"no device mapping (or reason) per rank: {lines}")
     r = subprocess.run([mpirun, "-np", "2", single], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode == 0 or "refusing to run" not in r.stderr:
