@@ -39,10 +39,14 @@ nccl_root=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/
   extra+=("-DNCCL_ROOT=$nccl_root")
 
 stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-native})"
-{ cmake -S . -B build/gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+# Warnings are not errors here: the host compiler there may be newer than CI's and warn about
+# something new, and a failed build would measure nothing. CI keeps -Werror; warnings stay in
+# build.log (counted below).
+{ cmake -S . -B build/gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTRIAUDIT_WERROR=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="${TRIAUDIT_CUDA_ARCHITECTURES:-native}" "${extra[@]}" &&
   cmake --build build/gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1
 if [ $? -ne 0 ]; then tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1; fi
+stamp "built; $(grep -c -i 'warning' "$OUT/build.log") line(s) of build.log mention a warning"
 
 # ctest may use at most 40 % of what is left (the suite matters as much), each test 180 s.
 ctest_s=$(( $(left 60) * 2 / 5 ))
