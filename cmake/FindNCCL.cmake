@@ -1,15 +1,8 @@
 # FindNCCL: locates NCCL's header and library (NCCL_ROOT, the CUDA toolkit, the system, or the
 # PyPI wheel nvidia-nccl-cu* that PyTorch images carry: site-packages/nvidia/nccl/{include,lib},
 # whose library is only libnccl.so.2). Provides NCCL_FOUND, NCCL_VERSION and NCCL::NCCL.
-set(_nccl_wheel "")
-find_package(Python3 COMPONENTS Interpreter QUIET)
-if(Python3_Interpreter_FOUND)
-  execute_process(COMMAND ${Python3_EXECUTABLE} -c "import nvidia.nccl as m; print(list(m.__path__)[0])"
-    OUTPUT_VARIABLE _nccl_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _nccl_py_rc)
-  if(NOT _nccl_py_rc EQUAL 0)
-    set(_nccl_wheel "")
-  endif()
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/TriauditPythonPackageDir.cmake)
+triaudit_python_package_dir(nvidia.nccl _nccl_wheel)
 find_path(NCCL_INCLUDE_DIR nccl.h
   HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} ${CUDAToolkit_INCLUDE_DIRS}
   PATHS ${_nccl_wheel}

@@ -1,15 +1,8 @@
 # cuBLAS / cuBLASLt from the PyPI wheel (site-packages/nvidia/cublas/{include,lib}) when the CUDA
 # toolkit has none: a PyTorch image may carry nvcc and the cuBLAS wheel without the toolkit's
 # cuBLAS. Defines CUDA::cublas and CUDA::cublasLt as the toolkit would; a clear error otherwise.
-set(_cublas_wheel "")
-find_package(Python3 COMPONENTS Interpreter QUIET)
-if(Python3_Interpreter_FOUND)
-  execute_process(COMMAND ${Python3_EXECUTABLE} -c "import nvidia.cublas as m; print(list(m.__path__)[0])"
-    OUTPUT_VARIABLE _cublas_wheel OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _cublas_rc)
-  if(NOT _cublas_rc EQUAL 0)
-    set(_cublas_wheel "")
-  endif()
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/TriauditPythonPackageDir.cmake)
+triaudit_python_package_dir(nvidia.cublas _cublas_wheel)
 if(_cublas_wheel)
   find_path(TRIAUDIT_CUBLAS_INCLUDE_DIR cublasLt.h PATHS "${_cublas_wheel}/include" NO_DEFAULT_PATH)
   find_library(TRIAUDIT_CUBLAS_LIBRARY NAMES cublas libcublas.so.13 libcublas.so.12 NAMES_PER_DIR
