@@ -33,10 +33,9 @@ extra=()
 [ -d .carry/benchmark ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_BENCHMARK=$PWD/.carry/benchmark" "-DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON")
 [ -d .carry/googletest ] && extra+=("-DFETCHCONTENT_SOURCE_DIR_GOOGLETEST=$PWD/.carry/googletest")
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
-# PyTorch images carry NCCL only as the PyPI wheel (nvidia/nccl/{include,lib} in site-packages).
+# The python3 that holds PyTorch's wheels: CMake looks there for NCCL and cuBLAS when the
+# toolkit has none (cmake/TriauditPythonPackageDir.cmake).
 extra+=("-DPython3_EXECUTABLE=$(command -v python3)")
-nccl_root=$(python3 -c "import nvidia.nccl as m; print(list(m.__path__)[0])" 2>/dev/null) && [ -n "$nccl_root" ] &&
-  extra+=("-DNCCL_ROOT=$nccl_root")
 
 stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-native})"
 # Warnings are not errors here: the host compiler there may be newer than CI's and warn about

@@ -1,13 +1,9 @@
 #include "spin.cuh"
 
+#include "device_clock.cuh"
+
 namespace triaudit::kernels {
 namespace {
-
-__device__ inline std::uint64_t global_ns() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void hold_kernel(const volatile int* flag, std::uint64_t timeout_ns, int* timed_out) {
   const std::uint64_t start = global_ns();

@@ -31,17 +31,17 @@ std::string diagnose(const GemmBuffers& buf, cudaStream_t s) {
   }
   DeviceBuffer<std::uint32_t> drows(count), dcols(count);
   DeviceBuffer<double> ref(count), absref(count), got(count);
-  cudaMemcpy(drows.data(), rows.data(), count * 4, cudaMemcpyHostToDevice);
-  cudaMemcpy(dcols.data(), cols.data(), count * 4, cudaMemcpyHostToDevice);
+  TRIAUDIT_CUDA(cudaMemcpy(drows.data(), rows.data(), count * 4, cudaMemcpyHostToDevice));
+  TRIAUDIT_CUDA(cudaMemcpy(dcols.data(), cols.data(), count * 4, cudaMemcpyHostToDevice));
   const kernels::Samples smp{drows.data(), dcols.data(), static_cast<int>(count)};
   if (!kernels::gemm_reference_samples(buf.a(0), buf.b(0), buf.d(0), buf.ab, buf.cd, sh.m, sh.n, sh.k, sh.transa, smp,
                                        ref.data(), absref.data(), got.data(), s))
     return "(no reference for these types)";
   std::vector<double> r(count), ar(count), g(count);
-  cudaStreamSynchronize(s);
-  cudaMemcpy(r.data(), ref.data(), count * 8, cudaMemcpyDeviceToHost);
-  cudaMemcpy(ar.data(), absref.data(), count * 8, cudaMemcpyDeviceToHost);
-  cudaMemcpy(g.data(), got.data(), count * 8, cudaMemcpyDeviceToHost);
+  TRIAUDIT_CUDA(cudaStreamSynchronize(s));
+  TRIAUDIT_CUDA(cudaMemcpy(r.data(), ref.data(), count * 8, cudaMemcpyDeviceToHost));
+  TRIAUDIT_CUDA(cudaMemcpy(ar.data(), absref.data(), count * 8, cudaMemcpyDeviceToHost));
+  TRIAUDIT_CUDA(cudaMemcpy(g.data(), got.data(), count * 8, cudaMemcpyDeviceToHost));
   auto bad = [&](std::uint64_t e, double v) { return !(std::fabs(v - r[e]) <= 2e-2 * ar[e] + 1e-30); };
   std::uint64_t wrong = 0, nan = 0, zero = 0, transposed = 0;
   int map[8][8] = {};

@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "../../common/device_clock.cuh"
+
 namespace triaudit::kernels::hopper {
 
 __device__ inline std::uint32_t smem_u32(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
@@ -38,12 +40,6 @@ __device__ inline void mbar_expect(std::uint64_t* bar, std::uint32_t bytes) {
 }
 __device__ inline void mbar_arrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
-}
-
-__device__ inline std::uint64_t global_ns() {
-  std::uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
 }
 
 // Waits until the barrier's phase of this parity has completed. A phase that never completes
