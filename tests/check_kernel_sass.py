@@ -7,10 +7,16 @@
   CUDA-core levels contain none.
 - STREAM's vector copy and the SM copy of `triaudit_memcpy` have 4 16-byte loads in flight per thread (all issued before its 2nd store).
 - No hot kernel uses local memory (register spills): cuobjdump -res-usage reports LOCAL:0.
+- Levels 4-5: no instruction touches the wgmma accumulator registers between the first HGMMA and
+  the first `WARPGROUP.DEPBAR.LE gsb0, 0x0` after the last HGMMA. HGMMA has no scoreboard on its
+  output registers, so an epilogue that ptxas hoists above the final wait reads a D that misses
+  the last k-tile (it happened: level 5's F2FP conversions sat above the wait; the SASS of that
+  binary is kept in tests/data/ and `--self-test` proves the rule fails on it).
 
 cuobjdump/nvdisasm come from the toolkit or from PyPI (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm,
 installed by scripts/test.sh). Without them the check exits 77 (CTest: skipped).
 Usage: check_kernel_sass.py ARCH LIBRARY [LIBRARY ...]      e.g. sm_90 libtriaudit_kernels_gemm.a
+       check_kernel_sass.py --self-test BAD.sass                the hazard rule must flag this SASS
 """
 import glob
 import os
@@ -46,7 +52,67 @@ def kernels_of(text, pattern):
     return {k: v for k, v in out.items() if re.search(pattern, k)}
 
 
+HGMMA = re.compile(r"HGMMA\.64x(\d+)x\d+\.F32\S*\s+R(\d+),")
+REGISTER = re.compile(r"\bR(\d+)\b")
+
+
+def accumulator_hazards(name, body):
+    """Instructions that touch a wgmma accumulator register while MMAs may still be in flight:
+    from the head of the loop around the first HGMMA to the first full wait (DEPBAR.LE gsb0, 0x0)
+    after the last HGMMA, in program order. An m64nN F32 accumulator is N/2 consecutive registers from D's first."""
+    lines = body.splitlines()
+    mma = [(i, HGMMA.search(line)) for i, line in enumerate(lines)]
+    mma = [(i, m) for i, m in mma if m]
+    if not mma:
+        return []
+    acc = set()
+    for _, m in mma:
+        first = int(m.group(2))
+        acc.update(range(first, first + int(m.group(1)) // 2))
+    last = mma[-1][0]
+    end = next((i for i in range(last + 1, len(lines)) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in lines[i]), None)
+    if end is None:
+        return [f"{name}: no WARPGROUP.DEPBAR.LE gsb0, 0x0 after its last HGMMA: the epilogue never waits for the MMAs"]
+    # The window opens at the head of the loop around the MMAs (the earliest target of a backward
+    # branch inside the window): MMAs of one iteration are in flight at the top of the next.
+    def address(line):
+        m = re.search(r"/\*([0-9a-f]{4,})\*/", line)
+        return int(m.group(1), 16) if m else None
+    start = mma[0][0]
+    first_address = address(lines[start])
+    for i in range(mma[0][0], end):
+        b = re.search(r"\bBRA\b.*?0x([0-9a-f]+)\s*;", lines[i])
+        if b and first_address is not None and int(b.group(1), 16) < first_address:
+            head = next((j for j, line in enumerate(lines) if address(line) == int(b.group(1), 16)), start)
+            start = min(start, head)
+    problems = []
+    for i in range(start, end):
+        line = lines[i]
+        if "HGMMA" in line or "WARPGROUP" in line:
+            continue
+        code = line.split("*/", 1)[-1].split(";", 1)[0]  # "/*addr*/ OPCODE operands ; /*encoding*/"
+        touched = sorted({int(r) for r in REGISTER.findall(code)} & acc)
+        if touched:
+            addr = re.search(r"/\*([0-9a-f]{4,})\*/", line)
+            problems.append(f"{name}: {code.strip()} at {addr.group(1) if addr else '?'} touches accumulator "
+                            f"R{touched[0]} before the final wgmma wait (window: loop head to the final DEPBAR gsb0, 0x0)")
+    return problems
+
+
+def self_test(path):
+    """The hazard rule must flag the SASS of the binary that had the bug."""
+    text = open(path, encoding="utf-8").read()
+    found = [p for name, body in kernels_of(text, r"kernel").items() for p in accumulator_hazards(name, body)]
+    if not found:
+        print(f"FAIL: the accumulator rule does not flag {path}, the SASS of a binary with the hazard")
+        sys.exit(1)
+    print(f"the accumulator rule flags {len(found)} instructions in {os.path.basename(path)}, e.g.\n  {found[0]}")
+
+
 def main():
+    if sys.argv[1] == "--self-test":
+        self_test(sys.argv[2])
+        return
     arch, libs = sys.argv[1], sys.argv[2:]
     cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")
     if not cuobjdump or not nvdisasm:
@@ -83,6 +149,8 @@ def main():
                         failures.append(f"{name}: no {op} in its {arch} SASS")
                 if not wanted and re.search(r"\b(HMMA|HGMMA|IMMA|DMMA)", body):
                     failures.append(f"{name}: a CUDA-core level contains HMMA")
+                if pattern in hopper:
+                    failures += accumulator_hazards(name, body)
         # STREAM: the vector copy issues the 4 loads of a grid-stride step before its second store
         # (the memory-level parallelism the unrolled loop is written for; the scheduler may slot
         # the first store in early).
