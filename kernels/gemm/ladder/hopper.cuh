@@ -78,6 +78,19 @@ __device__ inline void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
+// Ties the accumulator registers to the surrounding wgmma instructions. wgmma's asm names its
+// accumulators, but the wait does not: without this, ptxas may move ordinary instructions that
+// read or write the accumulators across the wait (it hoisted level 5's whole epilogue above the
+// final wait, and HGMMA has no scoreboard on its outputs, so D lost its last k-tile). An empty asm
+// that "modifies" every accumulator, placed right after each wait and before each first MMA,
+// orders them (CUTLASS's warpgroup_fence_operand). It emits no instruction; the SASS check
+// `kernel_sass_sm_90a` proves the ordering in the binary.
+template <int N>
+__device__ inline void fence_accumulators(float (&acc)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+
 // A rows x K row-major BF16 matrix (K contiguous) as a 2-D tensor read in boxes of
 // 64 (K, = 128 bytes, the 128-byte swizzle's row) x box_rows. False when the driver entry point
 // is missing or the driver refuses the map (e.g. K not a multiple of 8: strides are 16-byte units).

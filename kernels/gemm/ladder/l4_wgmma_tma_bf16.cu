@@ -59,6 +59,7 @@ __global__ void __launch_bounds__(256, 1) wgmma_kernel(const __grid_constant__ C
   for (int kt = 0; kt < kt_count; ++kt) {
     const int s = kt % STAGES;
     mbar_wait(&full[s], static_cast<std::uint32_t>((kt / STAGES) & 1));
+    fence_accumulators(acc);
     wgmma_fence();
     const std::uint64_t da = kmajor_sw128_descriptor(tile_a(s) + wg * 64 * BK * 2);  // this warpgroup's 64 rows
     const std::uint64_t db = kmajor_sw128_descriptor(tile_b(s));
@@ -66,6 +67,7 @@ __global__ void __launch_bounds__(256, 1) wgmma_kernel(const __grid_constant__ C
     for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n128k16(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes per k16
     wgmma_commit();
     wgmma_wait<0>();
+    fence_accumulators(acc);
     __syncthreads();  // both warpgroups are done with stage s: refill it
     if (tid == 0 && kt + STAGES < kt_count) {
       mbar_expect(&full[s], 2 * TILE_BYTES);

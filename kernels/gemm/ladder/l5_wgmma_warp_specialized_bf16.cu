@@ -86,16 +86,26 @@ __global__ void __launch_bounds__(THREADS, 1) ws_kernel(const __grid_constant__ 
   for (int kt = 0; kt < kt_count; ++kt) {
     const int s = kt % STAGES;
     mbar_wait(&full[s], static_cast<std::uint32_t>((kt / STAGES) & 1));
+    fence_accumulators(acc);
     wgmma_fence();
     const std::uint64_t da = kmajor_sw128_descriptor(tile_a(s) + c * 64 * BK * 2);  // this consumer's 64 rows
     const std::uint64_t db = kmajor_sw128_descriptor(tile_b(s));
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk);  // +32 bytes per k16
     wgmma_commit();
-    wgmma_wait<1>();  // the previous k-tile's MMAs are done: its stage can be refilled
+    // The previous k-tile's MMAs are done: its stage can be refilled. The last k-tile waits for
+    // all of them *inside* the loop: ptxas does not order ordinary instructions after a wait that
+    // follows the loop (it hoisted the epilogue's conversions above it; see hopper.cuh), but it
+    // cannot move the epilogue into the loop. `kernel_sass_sm_90a` checks the order.
+    if (kt + 1 < kt_count)
+      wgmma_wait<1>();
+    else
+      wgmma_wait<0>();
+    fence_accumulators(acc);
     if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
   }
   wgmma_wait<0>();
+  fence_accumulators(acc);  // the epilogue's reads stay below the final wait (see hopper.cuh)
 
   // Epilogue. Both consumers must be done reading the stages before either overwrites them.
   asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMERS * 128) : "memory");
