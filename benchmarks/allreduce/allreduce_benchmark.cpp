@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/allreduce_math.hpp"
+#include "allreduce_math.hpp"
 #include "../common/names.hpp"
 #include "../common/nccl_check.hpp"
 #include "../common/suite.hpp"

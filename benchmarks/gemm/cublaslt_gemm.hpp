@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/gemm_catalogue.hpp"
+#include "gemm_catalogue.hpp"
 #include "gemm/operands.cuh"
 
 namespace triaudit {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "../common/cuda_raii.hpp"
-#include "../common/gemm_catalogue.hpp"
+#include "gemm_catalogue.hpp"
 #include "gemm/operands.cuh"
 
 namespace triaudit {

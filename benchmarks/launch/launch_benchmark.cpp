@@ -17,7 +17,7 @@
 
 #include "../common/cuda_raii.hpp"
 #include "../common/gpu_timer.hpp"
-#include "../common/linear_fit.hpp"
+#include "linear_fit.hpp"
 #include "../common/names.hpp"
 #include "../common/suite.hpp"
 #include "chain_check.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "../common/cuda_raii.hpp"
-#include "../common/movement_catalogue.hpp"
+#include "movement_catalogue.hpp"
 #include "../common/verify.hpp"
 
 namespace triaudit {

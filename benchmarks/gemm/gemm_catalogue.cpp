@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "names.hpp"
+#include "../common/names.hpp"
 
 namespace triaudit {
 
