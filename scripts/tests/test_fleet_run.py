@@ -172,3 +172,16 @@ def test_nvidia_smi_lines():
         (0, "GPU-a", "00000000:18:00.0", "NVIDIA H100 80GB HBM3"), (1, "GPU-b", "00000000:2A:00.0", "NVIDIA H100, custom")]
     with pytest.raises(FR.SetupError, match="not index, uuid, pci.bus_id, name"):
         FR.parse_nvidia_smi("No devices were found\n")
+
+
+def test_cli_all_gpus(tmp_path, stream_exe, capsys):
+    from triaudit import cli
+    build = stream_exe.parents[2]
+    assert cli.main(["run", "--gpus", "0", "--build-dir", str(build), "--results", str(tmp_path)]) == 2
+    assert "--gpus picks GPUs for --all-gpus" in capsys.readouterr().err
+    assert cli.main(["run", "--all-gpus", "--gpus", "0,zero", "--build-dir", str(build), "--results", str(tmp_path)]) == 2
+    assert "'zero' is not a GPU index" in capsys.readouterr().err
+    code = cli.main(["run", "--all-gpus", "--only", "stream", "--build-dir", str(build), "--results", str(tmp_path)])
+    assert code == 77  # this machine has no GPU (nvidia-smi absent or listing none; CUDA says so too)
+    assert "no CUDA device" in capsys.readouterr().out
+    assert [s["state"] for s in read_statuses(tmp_path)] == ["no CUDA device"]

@@ -13,6 +13,12 @@ from .gbench import LoadError
 
 
 def cmd_run(a) -> int:
+    if a.all_gpus or a.gpus:
+        from . import fleet_run  # whole-node mode (standard library only, like runner)
+        if not a.all_gpus:
+            print("triaudit run: --gpus picks GPUs for --all-gpus; add --all-gpus", file=sys.stderr)
+            return 2
+        return fleet_run.run_from_args(a)
     out = runner.run_suite(a.build_dir, a.results, a.profile,
                            [x for x in a.only.split(",") if x] or None, a.extra, timeout_s=a.timeout_s,
                            budget_s=a.budget_s)
@@ -86,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this (exit 124)")
     r.add_argument("--budget-s", type=float, default=None,
                    help="seconds for the whole run: each executable gets what is left; none starts with under 20 s")
+    r.add_argument("--all-gpus", action="store_true",
+                   help="every GPU of this host at once, one process per GPU (fleet_run.py)")
+    r.add_argument("--gpus", default="", help="with --all-gpus: GPU indices as nvidia-smi numbers them, e.g. 0,3")
     r.add_argument("extra", nargs="*", help="extra arguments for every executable (after --)")
     r.set_defaults(func=cmd_run)
 

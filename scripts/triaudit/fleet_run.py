@@ -346,7 +346,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
         runner._tidy_incoming(s.results)
         why = hidden or why_none
         if rc == EXIT_NO_DEVICE:
-            return finish(EXIT_NO_DEVICE, None, f"{said} ({why}): nothing measured on {record['node']}",
+            return finish(EXIT_NO_DEVICE, None, f"{said}; {why}: nothing measured on {record['node']}",
                           "no CUDA device", reason=said)
         if hidden:
             return finish(EXIT_NO_DEVICE, None, f"{why}: nothing measured on {record['node']}", "no CUDA device",
