@@ -2,8 +2,11 @@
 
 Handles: with or without aggregates, repetitions, errored and skipped cases (1.7 reports a skip
 as an error whose message starts with "skipped:"; 1.8+ has "skipped"/"skip_message"), NaN and
-Infinity literals. Malformed or truncated files are refused with the file's name and the reason.
-Only this module knows Google Benchmark's field names.
+Infinity literals (a non-finite time or counter makes its case an error naming file and case, except
+an energy counter, which is then unknown), complexity rows (BigO/RMS: skipped and counted). Rows that
+cannot be told apart (a case twice with one repetition_index) are a conflict, never pooled. Malformed
+or truncated files, and other tools' JSON (nvbench, pytest-benchmark), are refused with the file's name
+and the reason. Only this module knows Google Benchmark's field names.
 """
 from __future__ import annotations
 
@@ -13,6 +16,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .counters import is_energy
+
+# The version of triaudit's result conventions (names, counters, context keys) that the executables
+# write as the context key `triaudit_schema_version` and exports carry. Files without it are older
+# and read as version 1.
+SCHEMA_VERSION = "1"
 
 # Fields Google Benchmark writes itself: everything else numeric in a run is a user counter.
 STANDARD_FIELDS = {
@@ -24,7 +34,8 @@ STANDARD_FIELDS = {
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends to a registered name.
-_GB_SUFFIX = re.compile(r"^(manual_time|real_time|process_time|(repeats|min_time|min_warmup_time|iterations|threads):.*)$")
+# threads:1 is the default; other thread counts are different cases and stay in the name.
+_GB_SUFFIX = re.compile(r"^(manual_time|real_time|process_time|threads:1|(repeats|min_time|min_warmup_time|iterations):.*)$")
 
 
 class LoadError(ValueError):
@@ -37,7 +48,7 @@ class Run:
     case: str                  # the registered name, without Google Benchmark's suffixes
     run_type: str              # "iteration" or "aggregate"
     aggregate_name: str        # "mean", "median", ... for aggregates, "" otherwise
-    repetition_index: int
+    repetition_index: int | None  # None: the row has none (aggregates; Google Benchmark < 1.5)
     status: str                # "ok", "skipped" or "error"
     message: str
     time_s: float              # real (or manual) time per iteration, seconds
@@ -51,6 +62,8 @@ class ResultFile:
     path: Path
     context: dict[str, Any]
     runs: list[Run]
+    skipped_rows: dict[str, int] = field(default_factory=dict)  # what was left out, e.g. complexity rows
+    notes: list[str] = field(default_factory=list)               # what a reader should be told about the file
 
 
 def case_name(name: str) -> str:
@@ -75,9 +88,69 @@ def _number(value: Any, what: str, path: Path) -> float:
     return float(value)
 
 
+def _not_finite(v: float) -> str:
+    return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+
+
+# Fields by which Google Benchmark's runs are recognised; a JSON file whose runs have none of them
+# was written by another tool.
+_GB_RUN_FIELDS = {"real_time", "cpu_time", "time_unit", "run_type", "iterations", "error_occurred", "skipped"}
+
+
+def foreign_format(data: dict) -> str | None:
+    """The tool that wrote a JSON object that is not Google Benchmark's, if it can be told."""
+    entries = data.get("benchmarks")
+    runs = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    if "devices" in data and (not runs or any("states" in e or "axes" in e for e in runs)):
+        return "nvbench"
+    if any("states" in e and "axes" in e for e in runs):
+        return "nvbench"
+    if "machine_info" in data or any("stats" in e and "fullname" in e for e in runs):
+        return "pytest-benchmark"
+    if isinstance(data.get("results"), list) and "benchmarks" not in data:
+        return "hyperfine or another tool"
+    if runs and not any(_GB_RUN_FIELDS & e.keys() for e in runs):
+        return "another tool: its runs have no real_time, time_unit or run_type"
+    return None
+
+
+def _is_complexity(e: dict) -> bool:
+    """->Complexity() rows: BigO (coefficients) and RMS, aggregates without a time of their own."""
+    return e.get("run_type") == "aggregate" and (e.get("aggregate_name") in ("BigO", "RMS") or "big_o" in e or "rms" in e)
+
+
+def _mark_conflicts(runs: list[Run], path: Path) -> None:
+    """Rows that cannot be told apart are not repetitions: each case whose iteration rows repeat a
+    repetition_index (or lack one and come twice), or whose aggregate of one kind comes twice,
+    becomes an error naming the file, instead of being pooled into one wide-spread case."""
+    seen: dict[tuple, list[Run]] = {}
+    for r in runs:
+        if r.status == "ok":
+            key = (r.case, r.run_type, r.aggregate_name if r.run_type == "aggregate" else r.repetition_index)
+            seen.setdefault(key, []).append(r)
+    bad: dict[str, str] = {}
+    for (case, run_type, which), rows in seen.items():
+        if len(rows) < 2 or case in bad:
+            continue
+        if run_type == "aggregate":
+            what = f"{len(rows)} '{which or 'unnamed'}' aggregate rows"
+        elif which is None:
+            what = (f"{len(rows)} rows without a repetition_index (repetitions are told apart by it; Google "
+                    f"Benchmark before 1.5 did not write it)")
+        else:
+            what = f"{len(rows)} rows for repetition {which} (a duplicated case, not repetitions)"
+        bad[case] = f"{path.name}: conflict: {what} named {case}"
+    for r in runs:
+        if r.case in bad:
+            r.status, r.message, r.counters, r.time_s = "error", bad[r.case], {}, math.nan
+
+
 def parse_result(data: Any, path: Path) -> ResultFile:
     if not isinstance(data, dict):
         raise LoadError(f"{path}: top level is not a JSON object (is this Google Benchmark JSON?)")
+    foreign = foreign_format(data)
+    if foreign:
+        raise LoadError(f"{path}: not Google Benchmark JSON (looks like {foreign})")
     if "benchmarks" not in data:
         raise LoadError(f"{path}: no 'benchmarks' array (is this Google Benchmark JSON?)")
     context = data.get("context", {})
@@ -87,12 +160,16 @@ def parse_result(data: Any, path: Path) -> ResultFile:
     if not isinstance(entries, list):
         raise LoadError(f"{path}: 'benchmarks' is not an array")
     runs = []
+    skipped_rows: dict[str, int] = {}
     for i, e in enumerate(entries):
         if not isinstance(e, dict):
             raise LoadError(f"{path}: benchmarks[{i}] is not an object")
         name = e.get("run_name", e.get("name"))
         if not isinstance(name, str) or not name:
             raise LoadError(f"{path}: benchmarks[{i}] has no name")
+        if _is_complexity(e):
+            skipped_rows["complexity (BigO/RMS)"] = skipped_rows.get("complexity (BigO/RMS)", 0) + 1
+            continue
         status, message = _status(e)
         run_type = e.get("run_type", "iteration")
         if run_type not in ("iteration", "aggregate"):
@@ -100,22 +177,43 @@ def parse_result(data: Any, path: Path) -> ResultFile:
         unit = e.get("time_unit", "ns")
         if unit not in TIME_UNITS:
             raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown time_unit {unit!r}")
+        case = case_name(name)
         time_s = math.nan
         counters: dict[str, float] = {}
         if status == "ok":
+            if "real_time" not in e:
+                raise LoadError(f"{path}: benchmarks[{i}] ({name}) has no real_time")
             time_s = _number(e.get("real_time"), f"benchmarks[{i}] ({name}) real_time", path) * TIME_UNITS[unit]
+            broken = [] if math.isfinite(time_s) else [f"real_time is {_not_finite(time_s)}"]
             for k, v in e.items():
-                if k in STANDARD_FIELDS:
+                if k in STANDARD_FIELDS or isinstance(v, bool) or not isinstance(v, (int, float)):
                     continue
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    counters[k] = float(v)
+                v = float(v)
+                if math.isfinite(v):
+                    counters[k] = v
+                elif math.isnan(v) and is_energy(k):
+                    continue  # unknown on this board: absent, never 0
+                else:
+                    broken.append(f"{k} is {_not_finite(v)}")
+            if broken:
+                status, time_s, counters = "error", math.nan, {}
+                message = f"{path.name}: {case}: " + ", ".join(broken) + " (not a measurement)"
         iterations = e.get("iterations", 0)
+        rep = e.get("repetition_index")
         runs.append(Run(
-            case=case_name(name), run_type=run_type, aggregate_name=str(e.get("aggregate_name", "")),
-            repetition_index=int(e.get("repetition_index", 0) or 0), status=status, message=message,
-            time_s=time_s, iterations=int(iterations) if isinstance(iterations, (int, float)) else 0,
+            case=case, run_type=run_type, aggregate_name=str(e.get("aggregate_name", "")),
+            repetition_index=int(rep) if isinstance(rep, (int, float)) and not isinstance(rep, bool)
+            and math.isfinite(rep) else None,
+            status=status, message=message,
+            time_s=time_s, iterations=int(iterations) if isinstance(iterations, (int, float))
+            and math.isfinite(iterations) else 0,
             counters=counters, label=str(e.get("label", ""))))
-    return ResultFile(path=path, context=context, runs=runs)
+    _mark_conflicts(runs, path)
+    notes = [f"{path.name}: {n} {what} row(s) skipped (no time of their own)" for what, n in skipped_rows.items()]
+    version = context.get("triaudit_schema_version")
+    if version is not None and str(version) != SCHEMA_VERSION:
+        notes.append(f"{path.name}: written with triaudit result schema {version}; this triaudit reads {SCHEMA_VERSION}")
+    return ResultFile(path=path, context=context, runs=runs, skipped_rows=skipped_rows, notes=notes)
 
 
 def load_result(path: str | Path) -> ResultFile:
