@@ -212,6 +212,14 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     set_counters(state, p, s);
     state.counters["ratio_to_cublas"] = ref.tuned_seconds() / timer.seconds_per_op();
     state.counters["level"] = level;
+    // Resident blocks per SM as the occupancy calculator gives them for this launch (after the
+    // launcher set its shared-memory attributes): level 3 and 4 are written for 2.
+    const kernels::LadderLaunch launch = kernels::ladder_launch(level, static_cast<int>(s.m), static_cast<int>(s.n));
+    int resident = 0;
+    TRIAUDIT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, launch.kernel, static_cast<int>(launch.threads),
+                                                               static_cast<std::size_t>(launch.smem_bytes)));
+    state.counters["occupancy_blocks_per_sm"] = resident;
+    state.counters["blocks_per_sm_intended"] = launch.min_blocks_per_sm;
     state.SetLabel(std::string("level ") + std::to_string(level) + ": " + info.idea);
   });
 }

@@ -64,3 +64,38 @@ TEST(LadderRules, GroupedOrderProducesEveryTileOnce) {
   EXPECT_EQ(tm, 0);
   EXPECT_EQ(tn, 1);
 }
+
+// Grid limits: a launch with gridDim.y > 65535 fails; such shapes are refused with the reason.
+TEST(LadderRules, ShapesBeyondTheGridLimitAreRefused) {
+  // Level 0 puts one column of D per block row: N > 65535 cannot launch.
+  EXPECT_EQ(ladder_unsupported(0, 1024, 65535, 64, 90), "");
+  EXPECT_NE(ladder_unsupported(0, 1024, 65536, 64, 90).find("grid"), std::string::npos);
+  // Tiled levels: 64- or 128-wide N tiles along y.
+  EXPECT_EQ(ladder_unsupported(1, 1024, 65535ULL * 64, 64, 90), "");
+  EXPECT_NE(ladder_unsupported(1, 1024, 65535ULL * 64 + 1, 64, 90).find("grid"), std::string::npos);
+  EXPECT_NE(ladder_unsupported(3, 1024, 65535ULL * 128 + 1, 64, 90).find("grid"), std::string::npos);
+  EXPECT_NE(ladder_unsupported(4, 1024, 65535ULL * 128 + 1, 64, 90).find("grid"), std::string::npos);
+  // Level 5 launches a 1-D grid of tiles: no y limit.
+  EXPECT_EQ(ladder_unsupported(5, 1024, 65535ULL * 256 + 1, 64, 90), "");
+}
+
+// Each level's launch shape comes from one place, used both by its launcher and by these rules.
+TEST(LadderRules, LaunchShapes) {
+  const auto l0 = triaudit::kernels::ladder_launch(0, 1000, 7);
+  EXPECT_EQ(l0.grid_x, 8u);  // ceil(1000 / 128)
+  EXPECT_EQ(l0.grid_y, 7u);
+  const auto l5 = triaudit::kernels::ladder_launch(5, 8192, 8192);
+  EXPECT_EQ(l5.grid_x, 64u * 32u);  // 128x256 tiles, one dimension
+  EXPECT_EQ(l5.grid_y, 1u);
+  EXPECT_EQ(l5.threads, 384u);      // a producer and two consumer warpgroups
+  for (int level = 0; level < 6; ++level) EXPECT_NE(triaudit::kernels::ladder_launch(level, 256, 256).kernel, nullptr);
+}
+
+// Level 4 keeps its simple one-thread-loads-all structure, but two blocks fit on an SM so one
+// block's MMAs overlap the other's drain (H100/H200: 228 KiB of shared memory per SM, 1 KiB of it
+// reserved per block).
+TEST(LadderRules, Level4FitsTwoBlocksPerSm) {
+  const auto l4 = triaudit::kernels::ladder_launch(4, 8192, 8192);
+  EXPECT_LE(2 * (l4.smem_bytes + 1024), 228 * 1024);
+  EXPECT_EQ(l4.min_blocks_per_sm, 2);
+}

@@ -16,8 +16,18 @@ __global__ void naive_kernel(const float* __restrict__ a, const float* __restric
 }
 }  // namespace
 
+LadderLaunch gemm_l0_launch(int m, int n) {
+  LadderLaunch l;
+  l.grid_x = (static_cast<std::uint64_t>(m) + 127) / 128;
+  l.grid_y = static_cast<std::uint64_t>(n);  // one column of D per block row: N <= 65535
+  l.threads = 128;
+  l.kernel = reinterpret_cast<const void*>(&naive_kernel);
+  return l;
+}
+
 void gemm_l0_naive_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s) {
-  naive_kernel<<<dim3(static_cast<unsigned>((m + 127) / 128), static_cast<unsigned>(n)), 128, 0, s>>>(a, b, d, m, n, k);
+  const LadderLaunch l = gemm_l0_launch(m, n);
+  naive_kernel<<<l.grid(), l.threads, 0, s>>>(a, b, d, m, n, k);
 }
 
 }  // namespace triaudit::kernels

@@ -47,9 +47,18 @@ __global__ void __launch_bounds__(256) tiled_kernel(const float* __restrict__ a,
 }
 }  // namespace
 
+LadderLaunch gemm_l1_launch(int m, int n) {
+  LadderLaunch l;
+  l.grid_x = (static_cast<std::uint64_t>(m) + TM - 1) / TM;
+  l.grid_y = (static_cast<std::uint64_t>(n) + TN - 1) / TN;
+  l.threads = 256;
+  l.kernel = reinterpret_cast<const void*>(&tiled_kernel);
+  return l;
+}
+
 void gemm_l1_tiled_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s) {
-  tiled_kernel<<<dim3(static_cast<unsigned>((m + TM - 1) / TM), static_cast<unsigned>((n + TN - 1) / TN)), 256, 0, s>>>(
-      a, b, d, m, n, k);
+  const LadderLaunch l = gemm_l1_launch(m, n);
+  tiled_kernel<<<l.grid(), l.threads, 0, s>>>(a, b, d, m, n, k);
 }
 
 }  // namespace triaudit::kernels

@@ -34,7 +34,9 @@ __global__ void __launch_bounds__(128) wmma_kernel(const __nv_bfloat16* __restri
         if (row0 + 16 * x < m && col0 + 16 * y < n) wmma::mma_sync(acc[x][y], fa[x], fb[y], acc[x][y]);
   }
   // FP32 fragments -> BF16 D (column-major), element by element through shared memory.
-  __shared__ float stage[4][16 * 16];
+  // store_matrix_sync needs a 256-bit (32-byte) aligned pointer; each warp's 1 KiB row keeps it.
+  __shared__ __align__(32) float stage[4][16 * 16];
+  static_assert(__alignof__(stage) >= 32, "wmma::store_matrix_sync needs 32-byte aligned shared memory");
   for (int x = 0; x < 2; ++x)
     for (int y = 0; y < 2; ++y) {
       const int i0 = row0 + 16 * x, j0 = col0 + 16 * y;
@@ -50,8 +52,18 @@ __global__ void __launch_bounds__(128) wmma_kernel(const __nv_bfloat16* __restri
 }
 }  // namespace
 
+LadderLaunch gemm_l2_launch(int m, int n) {
+  LadderLaunch l;
+  l.grid_x = (static_cast<std::uint64_t>(m) + 64 - 1) / 64;
+  l.grid_y = (static_cast<std::uint64_t>(n) + 64 - 1) / 64;
+  l.threads = 128;
+  l.kernel = reinterpret_cast<const void*>(&wmma_kernel);
+  return l;
+}
+
 void gemm_l2_wmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
-  wmma_kernel<<<dim3(static_cast<unsigned>((m + 63) / 64), static_cast<unsigned>((n + 63) / 64)), 128, 0, s>>>(
+  const LadderLaunch l = gemm_l2_launch(m, n);
+  wmma_kernel<<<l.grid(), l.threads, 0, s>>>(
       static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b), static_cast<__nv_bfloat16*>(d), m, n, k);
 }
 

@@ -104,22 +104,45 @@ __global__ void __launch_bounds__(256, 2) mma_kernel(const __nv_bfloat16* __rest
 }
 
 template <int STAGES>
+LadderLaunch shape(int m, int n) {
+  LadderLaunch l;
+  l.grid_x = (static_cast<std::uint64_t>(m) + BM - 1) / BM;
+  l.grid_y = (static_cast<std::uint64_t>(n) + BN - 1) / BN;
+  l.threads = 256;
+  l.smem_bytes = smem_bytes<STAGES>();
+  l.min_blocks_per_sm = 2;
+  l.kernel = reinterpret_cast<const void*>(&mma_kernel<STAGES>);
+  return l;
+}
+
+template <int STAGES>
 void launch(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
   // Set on every call (cheap): a process may use several devices. A failure surfaces as the
-  // launch error, which the caller checks.
+  // launch error, which the caller checks. The carveout asks for the most shared memory the SM
+  // can give, so two 108 KiB blocks are resident at once (the default split may leave room for one).
   (void)cudaFuncSetAttribute(mma_kernel<STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<STAGES>());
-  mma_kernel<STAGES><<<dim3(static_cast<unsigned>((m + BM - 1) / BM), static_cast<unsigned>((n + BN - 1) / BN)), 256,
-                       smem_bytes<STAGES>(), s>>>(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
-                                                  static_cast<__nv_bfloat16*>(d), m, n, k);
+  (void)cudaFuncSetAttribute(mma_kernel<STAGES>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                             cudaSharedmemCarveoutMaxShared);
+  const LadderLaunch l = shape<STAGES>(m, n);
+  mma_kernel<STAGES><<<l.grid(), l.threads, l.smem_bytes, s>>>(static_cast<const __nv_bfloat16*>(a),
+                                                             static_cast<const __nv_bfloat16*>(b),
+                                                             static_cast<__nv_bfloat16*>(d), m, n, k);
+}
+
+// 3 stages where a block may have that much shared memory, else 2 (RTX 30/40/50).
+bool three_stages() {
+  int dev = 0, optin = 0;
+  (void)cudaGetDevice(&dev);
+  (void)cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+  return optin >= smem_bytes<3>();
 }
 
 }  // namespace
 
+LadderLaunch gemm_l3_launch(int m, int n) { return three_stages() ? shape<3>(m, n) : shape<2>(m, n); }
+
 void gemm_l3_mma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
-  int dev = 0, optin = 0;
-  (void)cudaGetDevice(&dev);
-  (void)cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-  if (optin >= smem_bytes<3>())
+  if (three_stages())
     launch<3>(a, b, d, m, n, k, s);
   else
     launch<2>(a, b, d, m, n, k, s);

@@ -140,6 +140,16 @@ __global__ void __launch_bounds__(THREADS, 1) ws_kernel(const __grid_constant__ 
 
 }  // namespace
 
+LadderLaunch gemm_l5_launch(int m, int n) {
+  LadderLaunch l;  // a 1-D grid: the grouped order maps a block index to its tile
+  l.grid_x = ((static_cast<std::uint64_t>(m) + BM - 1) / BM) * ((static_cast<std::uint64_t>(n) + BN - 1) / BN);
+  l.grid_y = 1;
+  l.threads = THREADS;
+  l.smem_bytes = SMEM_BYTES;
+  l.kernel = reinterpret_cast<const void*>(&ws_kernel);
+  return l;
+}
+
 void gemm_l5_wgmma_ws_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
   CUtensorMap map_a{}, map_b{};
   if (!make_kmajor_sw128_map(&map_a, a, m, k, BM) || !make_kmajor_sw128_map(&map_b, b, n, k, BN)) {
@@ -148,8 +158,8 @@ void gemm_l5_wgmma_ws_bf16(const void* a, const void* b, void* d, int m, int n, 
   }
   // Every call (cheap; the attribute is per device). A failure surfaces as the launch error.
   (void)cudaFuncSetAttribute(ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
-  const unsigned blocks = static_cast<unsigned>(((m + BM - 1) / BM) * ((n + BN - 1) / BN));
-  ws_kernel<<<blocks, THREADS, SMEM_BYTES, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
+  const LadderLaunch l = gemm_l5_launch(m, n);
+  ws_kernel<<<l.grid(), l.threads, l.smem_bytes, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
 }
 
 }  // namespace triaudit::kernels

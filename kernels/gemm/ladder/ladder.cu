@@ -28,7 +28,23 @@ std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std:
   if (level == 3 && k % 8) return "level 3 (16-byte cp.async) needs K a multiple of 8";
   if (level >= 4 && cc != 90) return "level " + std::to_string(level) + " (wgmma, TMA) is built for sm_90a: H100/H200 only";
   if (level >= 4 && k % 8) return "level " + std::to_string(level) + " (TMA) needs K a multiple of 8";
+  // Launch limits: gridDim.y at most 65535, .x at most 2^31 - 1.
+  const LadderLaunch l = ladder_launch(level, static_cast<int>(m), static_cast<int>(n));
+  if (l.grid_y > 65535) return "the grid would need " + std::to_string(l.grid_y) + " blocks along y (the limit is 65535)";
+  if (l.grid_x > big) return "the grid would need " + std::to_string(l.grid_x) + " blocks along x (the limit is 2^31 - 1)";
   return "";
+}
+
+LadderLaunch ladder_launch(int level, int m, int n) {
+  switch (level) {
+    case 0: return gemm_l0_launch(m, n);
+    case 1: return gemm_l1_launch(m, n);
+    case 2: return gemm_l2_launch(m, n);
+    case 3: return gemm_l3_launch(m, n);
+    case 4: return gemm_l4_launch(m, n);
+    case 5: return gemm_l5_launch(m, n);
+    default: return {};
+  }
 }
 
 void ladder_gemm(int level, const void* a, const void* b, void* d, std::uint64_t m, std::uint64_t n, std::uint64_t k,

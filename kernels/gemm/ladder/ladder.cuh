@@ -25,11 +25,29 @@ const LadderLevel* ladder_levels(int* count);
 // otherwise the reason.
 std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std::uint64_t k, int cc);
 
+// How a level launches for an M x N output: one definition per level, used by its launcher, by
+// the shape rules (grid limits) and by the occupancy counter.
+struct LadderLaunch {
+  std::uint64_t grid_x = 0, grid_y = 0;  // 64-bit: the rules check them against the launch limits
+  unsigned threads = 0;
+  int smem_bytes = 0;         // dynamic shared memory per block
+  int min_blocks_per_sm = 1;  // what the level is written for (its __launch_bounds__)
+  const void* kernel = nullptr;
+  dim3 grid() const { return dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)); }
+};
+LadderLaunch ladder_launch(int level, int m, int n);
+
 // Enqueues one GEMM. Pointers: A, B of the level's input type, D of its output type.
 void ladder_gemm(int level, const void* a, const void* b, void* d, std::uint64_t m, std::uint64_t n, std::uint64_t k,
                  cudaStream_t stream);
 
-// Per-level launchers (one file each).
+// Per-level launch shapes and launchers (one file each).
+LadderLaunch gemm_l0_launch(int m, int n);
+LadderLaunch gemm_l1_launch(int m, int n);
+LadderLaunch gemm_l2_launch(int m, int n);
+LadderLaunch gemm_l3_launch(int m, int n);
+LadderLaunch gemm_l4_launch(int m, int n);  // sm_90a
+LadderLaunch gemm_l5_launch(int m, int n);  // sm_90a
 void gemm_l0_naive_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s);
 void gemm_l1_tiled_fp32(const float* a, const float* b, float* d, int m, int n, int k, cudaStream_t s);
 void gemm_l2_wmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s);
