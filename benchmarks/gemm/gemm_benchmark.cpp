@@ -45,8 +45,7 @@ int gemms_per_region(const GemmShape& s) {
 
 std::unique_ptr<GemmBuffers> make_buffers(kernels::ElemType ab, kernels::ElemType cd, const GemmShape& s, Stream& stream,
                                           std::size_t extra_bytes) {
-  const std::uint64_t per_set = (s.m * s.k + s.k * s.n) * static_cast<std::uint64_t>(kernels::elem_bytes(ab)) +
-                                s.m * s.n * static_cast<std::uint64_t>(kernels::elem_bytes(cd));
+  const std::uint64_t per_set = operand_set_bytes(s, kernels::elem_bytes(ab), kernels::elem_bytes(cd));
   int sets = rotation_sets(per_set, device().description.l2_bytes);
   require_free_memory(per_set + extra_bytes);
   std::size_t free_bytes = 0, total = 0;

@@ -1,5 +1,6 @@
 #include "gemm_catalogue.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "../common/names.hpp"
@@ -92,6 +93,22 @@ std::vector<GemmShape> ceiling_shapes() {
     for (std::uint64_t n : {4096ULL, 8192ULL})
       for (std::uint64_t k : {4096ULL, 8192ULL}) out.push_back({m, n, k, "ceiling", true});
   return out;
+}
+
+std::uint64_t aligned_matrix_bytes(std::uint64_t rows, std::uint64_t cols, int elem_bytes) {
+  const std::uint64_t bytes = rows * cols * static_cast<std::uint64_t>(elem_bytes);
+  return (bytes + 255) / 256 * 256;
+}
+
+std::uint64_t operand_set_bytes(const GemmShape& s, int a_bytes, int c_bytes) {
+  return aligned_matrix_bytes(s.m, s.k, a_bytes) + aligned_matrix_bytes(s.k, s.n, a_bytes) +
+         aligned_matrix_bytes(s.m, s.n, c_bytes);
+}
+
+int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes) {
+  if (bytes_per_set == 0) return 1;
+  const std::uint64_t want = (3 * l2_bytes + bytes_per_set - 1) / bytes_per_set;
+  return static_cast<int>(std::clamp<std::uint64_t>(want, 1, 1u << 20));
 }
 
 std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s) {

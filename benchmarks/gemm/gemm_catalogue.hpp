@@ -51,6 +51,15 @@ inline double gemm_intensity(std::uint64_t m, std::uint64_t n, std::uint64_t k, 
   return gemm_flops(m, n, k) / gemm_min_bytes(m, n, k, a_bytes, c_bytes);
 }
 
+// Operand sets: A (M x K), B (K x N) and D (M x N), each matrix a 256-byte aligned slice of one
+// allocation per matrix kind.
+std::uint64_t aligned_matrix_bytes(std::uint64_t rows, std::uint64_t cols, int elem_bytes);
+std::uint64_t operand_set_bytes(const GemmShape& s, int a_bytes, int c_bytes);
+// How many operand sets rotate so their footprint is at least three L2s: a GEMM then never finds
+// its operands in L2 from an earlier call (L2 replacement is not strict LRU: one L2's worth
+// would leave lines behind). No cap: small shapes need hundreds of sets, which cost little memory.
+int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes);
+
 // gemm/cublaslt/<precision>/<nn|tn>/m:M/n:N/k:K
 std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s);
 

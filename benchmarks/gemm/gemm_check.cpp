@@ -10,27 +10,24 @@
 namespace triaudit {
 
 GemmBuffers::GemmBuffers(kernels::ElemType ab_t, kernels::ElemType cd_t, const GemmShape& s, int sets, cudaStream_t stream)
-    : ab(ab_t), cd(cd_t), shape(s) {
-  const std::uint64_t ea = static_cast<std::uint64_t>(kernels::elem_bytes(ab)), ec = static_cast<std::uint64_t>(kernels::elem_bytes(cd));
+    : ab(ab_t),
+      cd(cd_t),
+      shape(s),
+      sets_(sets),
+      a_stride_(aligned_matrix_bytes(s.m, s.k, kernels::elem_bytes(ab_t))),
+      b_stride_(aligned_matrix_bytes(s.k, s.n, kernels::elem_bytes(ab_t))),
+      d_stride_(aligned_matrix_bytes(s.m, s.n, kernels::elem_bytes(cd_t))),
+      a_(a_stride_ * static_cast<std::uint64_t>(sets)),
+      b_(b_stride_ * static_cast<std::uint64_t>(sets)),
+      d_(d_stride_ * static_cast<std::uint64_t>(sets)) {
   for (int i = 0; i < sets; ++i) {
-    a_.emplace_back(s.m * s.k * ea);
-    b_.emplace_back(s.k * s.n * ea);
-    d_.emplace_back(s.m * s.n * ec);
     const std::uint64_t seed = 1000 + 3 * static_cast<std::uint64_t>(i);
-    kernels::fill_operand(a_.back().data(), ab, s.m * s.k, seed, stream);
-    kernels::fill_operand(b_.back().data(), ab, s.k * s.n, seed + 1, stream);
+    kernels::fill_operand(const_cast<void*>(a(i)), ab, s.m * s.k, seed, stream);
+    kernels::fill_operand(const_cast<void*>(b(i)), ab, s.k * s.n, seed + 1, stream);
     TRIAUDIT_CUDA_LAUNCH();
-    TRIAUDIT_CUDA(cudaMemsetAsync(d_.back().data(), 0xFF, d_.back().bytes(), stream));  // NaN / -1 poison
   }
+  TRIAUDIT_CUDA(cudaMemsetAsync(d_.data(), 0xFF, d_.bytes(), stream));  // NaN / -1 poison
   TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
-}
-
-std::uint64_t GemmBuffers::bytes_per_set() const { return a_[0].bytes() + b_[0].bytes() + d_[0].bytes(); }
-
-int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes) {
-  if (bytes_per_set == 0) return 1;
-  const std::uint64_t want = (3 * l2_bytes + bytes_per_set - 1) / bytes_per_set;
-  return static_cast<int>(std::clamp<std::uint64_t>(want, 1, 16));
 }
 
 std::string GemmCheck::describe() const {

@@ -18,21 +18,20 @@ namespace triaudit {
 struct GemmBuffers {
   // `sets` independent (A, B, D) triples with different random inputs.
   GemmBuffers(kernels::ElemType ab, kernels::ElemType cd, const GemmShape& s, int sets, cudaStream_t stream);
-  const void* a(int i) const { return a_[static_cast<std::size_t>(i)].data(); }
-  const void* b(int i) const { return b_[static_cast<std::size_t>(i)].data(); }
-  void* d(int i) const { return d_[static_cast<std::size_t>(i)].data(); }
-  int sets() const { return static_cast<int>(a_.size()); }
-  std::uint64_t bytes_per_set() const;
+  const void* a(int i) const { return a_.data() + static_cast<std::uint64_t>(i) * a_stride_; }
+  const void* b(int i) const { return b_.data() + static_cast<std::uint64_t>(i) * b_stride_; }
+  void* d(int i) const { return d_.data() + static_cast<std::uint64_t>(i) * d_stride_; }
+  int sets() const { return sets_; }
+  std::uint64_t bytes_per_set() const { return a_stride_ + b_stride_ + d_stride_; }
 
   kernels::ElemType ab, cd;
   GemmShape shape;
 
  private:
-  std::vector<DeviceBuffer<unsigned char>> a_, b_, d_;
+  int sets_;
+  std::uint64_t a_stride_, b_stride_, d_stride_;  // 256-byte aligned slices of one allocation each
+  DeviceBuffer<unsigned char> a_, b_, d_;
 };
-
-// How many operand sets make the rotation's footprint at least three L2s (at most 16).
-int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes);
 
 struct GemmCheck {
   int samples = 0, wrong = 0;

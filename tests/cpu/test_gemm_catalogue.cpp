@@ -87,3 +87,31 @@ TEST(GemmCatalogue, Fp8FastAccumulationIsItsOwnCase) {
   EXPECT_GE(fast.tolerance, fp8.tolerance);  // no periodic promotion: no tighter bound than plain FP8
   EXPECT_EQ(&precision_by_name("fp8e4m3fast"), &fast);
 }
+
+// Rotated operands must exceed three L2s at every shape, so no "cold" GEMM is timed from L2.
+// L2 sizes as the devices report them: A100 40 MiB, H200 60 MiB, RTX 4090 72 MiB.
+TEST(GemmCatalogue, RotationReachesThreeL2sAtEveryShape) {
+  for (std::uint64_t l2 : {40ULL << 20, 60ULL << 20, 72ULL << 20})
+    for (const PrecisionInfo& p : gemm_precisions()) {
+      std::vector<GemmShape> shapes = square_shapes(16384);
+      for (const auto& s : llm_shapes()) shapes.push_back(s);
+      for (const auto& s : misaligned_shapes()) shapes.push_back(s);
+      for (const GemmShape& s : shapes) {
+        const std::uint64_t per_set = operand_set_bytes(s, p.a_bytes, p.c_bytes);
+        const int sets = rotation_sets(per_set, l2);
+        EXPECT_GE(static_cast<std::uint64_t>(sets) * per_set, 3 * l2)
+            << p.name << " m:" << s.m << " n:" << s.n << " k:" << s.k << " l2:" << (l2 >> 20) << " MiB";
+        EXPECT_GE(sets, 1);
+      }
+    }
+  // BF16 256^3 is 384 KiB per set: 480 sets on an H200 (the old cap of 16 left 6 MiB, all in L2).
+  EXPECT_EQ(rotation_sets(operand_set_bytes({256, 256, 256, "square", true}, 2, 2), 60ULL << 20), 480);
+  // One set is enough once a set alone is three L2s.
+  EXPECT_EQ(rotation_sets(operand_set_bytes({16384, 16384, 16384, "square", true}, 2, 2), 60ULL << 20), 1);
+}
+
+TEST(GemmCatalogue, OperandSetsAreAlignedSlices) {
+  // Each matrix of a set starts on a 256-byte boundary (cuBLASLt and TMA need 16 bytes).
+  EXPECT_EQ(operand_set_bytes({1, 1, 1, "llm", true}, 1, 2), 3 * 256u);
+  EXPECT_EQ(aligned_matrix_bytes(4095, 4095, 2) % 256, 0u);
+}
