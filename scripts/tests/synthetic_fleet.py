@@ -47,8 +47,8 @@ def write_gpu_result(root: Path, host: str, index: int, uuid: str, entries: list
                            {"context": context, "benchmarks": entries})
 
 
-def uuid_of(host_no: int, index: int) -> str:
-    return f"GPU-5e7e7e7e-{host_no:04d}-{index:04d}-0000-000000000000"
+def uuid_of(host_no: int, index: int, family: int = 0) -> str:
+    return f"GPU-5e7e7e7e-{host_no:04d}-{index:04d}-{family:04x}-000000000000"
 
 
 # --- stand-ins for a GPU node ----------------------------------------------------------------

@@ -124,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     from . import plan_cli, doctor
     plan_cli.add_parser(sub)
     doctor.add_parser(sub)
+    from . import outliers
+    outliers.add_parser(sub)
     return p
 
 
