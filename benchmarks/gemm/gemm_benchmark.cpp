@@ -58,6 +58,9 @@ void set_counters(benchmark::State& state, GemmPrecision p, const GemmShape& s) 
   const PrecisionInfo& info = precision_info(p);
   state.counters[info.counter] = benchmark::Counter(gemm_flops(s.m, s.n, s.k), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["arithmetic_intensity"] = gemm_intensity(s.m, s.n, s.k, info.a_bytes, info.c_bytes);
+  state.counters["m"] = static_cast<double>(s.m);  // LLM cases are named by layer and tokens: the shape is here
+  state.counters["n"] = static_cast<double>(s.n);
+  state.counters["k"] = static_cast<double>(s.k);
 }
 
 // Google Benchmark calls a case's body several times (sizing the iteration count, then once

@@ -62,22 +62,25 @@ std::vector<GemmShape> square_shapes(std::uint64_t max_dim) {
 }
 
 std::vector<GemmShape> llm_shapes() {
-  // Y[M tokens x N out] = X[M x K in] * W^T: the linear layers of Llama-2-7B (hidden 4096, MLP
-  // 11008) and Llama-2-70B (hidden 8192, MLP 28672, grouped-query attention with 8 KV heads:
-  // QKV = 8192 + 2 x 1024 outputs). Stored as cuBLAS sees PyTorch's row-major tensors: TN.
+  // y[T x out] = x[T x in] W^T, W[out x in], all row-major in PyTorch: the linear layers of
+  // Llama-2-7B (hidden 4096, MLP 11008) and Llama-2-70B (hidden 8192, MLP 28672, grouped-query
+  // attention with 8 KV heads: QKV = 8192 + 2 x 1024 outputs). PyTorch hands cuBLAS (column-major)
+  // y^T = W x^T: cublasGemmEx(T, N, m = out, n = T, k = in, A = W, B = x). So decode (T = 1, 16)
+  // is a matrix-vector-like GEMM with a tiny n, the case cuBLASLt's FP8 kernels accept
+  // (D's leading dimension is out_features, a multiple of 16).
   struct Layer {
     const char* name;
     std::uint64_t in, out;
   };
   const std::vector<std::pair<const char*, std::vector<Layer>>> models = {
-      {"7b", {{"qkv", 4096, 12288}, {"attn_out", 4096, 4096}, {"mlp_up", 4096, 11008}, {"mlp_down", 11008, 4096}}},
-      {"70b", {{"qkv", 8192, 10240}, {"attn_out", 8192, 8192}, {"mlp_up", 8192, 28672}, {"mlp_down", 28672, 8192}}},
+      {"llama2-7b", {{"qkv", 4096, 12288}, {"attn_out", 4096, 4096}, {"mlp_up", 4096, 11008}, {"mlp_down", 11008, 4096}}},
+      {"llama2-70b", {{"qkv", 8192, 10240}, {"attn_out", 8192, 8192}, {"mlp_up", 8192, 28672}, {"mlp_down", 28672, 8192}}},
   };
   std::vector<GemmShape> out;
   for (const auto& [model, layers] : models)
     for (const auto& l : layers)
       for (std::uint64_t tokens : {1ULL, 16ULL, 4096ULL})
-        out.push_back({tokens, l.out, l.in, std::string("llm-") + model + "-" + l.name, true});
+        out.push_back({l.out, tokens, l.in, std::string(model) + "-" + l.name, true, tokens});
   return out;
 }
 
@@ -112,6 +115,7 @@ int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes) {
 }
 
 std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s) {
+  if (s.tokens > 0) return BenchName("gemm", impl, precision_info(p).name).arg("llm", s.family).arg("tokens", s.tokens).str();
   return BenchName("gemm", impl, precision_info(p).name)
       .arg("layout", s.transa ? "tn" : "nn")
       .arg("m", s.m)

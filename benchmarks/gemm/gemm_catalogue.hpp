@@ -31,12 +31,15 @@ bool fp64_has_tensor_cores(int cc);
 
 struct GemmShape {
   std::uint64_t m, n, k;
-  std::string family;  // square, llm-7b-<op>, llm-70b-<op>, misaligned
+  std::string family;  // square, misaligned, ceiling, or an LLM layer: llama2-7b-qkv, llama2-70b-mlp_down, ...
   bool transa;         // the layout: false = NN, true = TN (column-major, as cuBLAS)
+  std::uint64_t tokens = 0;  // LLM layers: the tokens in flight (= n); 0 for the other families
 };
 
 std::vector<GemmShape> square_shapes(std::uint64_t max_dim);
-std::vector<GemmShape> llm_shapes();  // projection/MLP GEMMs of 7B and 70B models, decode and prefill M
+// The linear layers of Llama-2-7B and -70B at 1, 16 (decode) and 4096 (prefill) tokens, as
+// PyTorch's F.linear(x, W) reaches cuBLAS: TN with m = out_features, n = tokens, k = in_features, A = W.
+std::vector<GemmShape> llm_shapes();
 std::vector<GemmShape> misaligned_shapes();
 std::vector<GemmShape> ceiling_shapes();  // the sweep for the measured compute roof
 
@@ -60,7 +63,8 @@ std::uint64_t operand_set_bytes(const GemmShape& s, int a_bytes, int c_bytes);
 // would leave lines behind). No cap: small shapes need hundreds of sets, which cost little memory.
 int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes);
 
-// gemm/cublaslt/<precision>/<nn|tn>/m:M/n:N/k:K
+// gemm/cublaslt/<precision>/layout:<nn|tn>/m:M/n:N/k:K, or for an LLM layer
+// gemm/cublaslt/<precision>/llm:<model>-<layer>/tokens:T
 std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s);
 
 }  // namespace triaudit

@@ -56,14 +56,16 @@ TEST(GemmCatalogue, ShapeLists) {
   EXPECT_EQ(sq.back().m, 16384u);
   const auto llm = llm_shapes();
   EXPECT_EQ(llm.size(), 24u);  // 2 models x 4 layers x 3 token counts
-  std::set<std::uint64_t> ms;
+  std::set<std::uint64_t> tokens;
   for (const auto& s : llm) {
-    ms.insert(s.m);
+    tokens.insert(s.tokens);
+    EXPECT_EQ(s.n, s.tokens);  // PyTorch's F.linear reaches cuBLAS as TN with n = tokens
     EXPECT_TRUE(s.transa);
   }
-  EXPECT_EQ(ms, (std::set<std::uint64_t>{1, 16, 4096}));
+  EXPECT_EQ(tokens, (std::set<std::uint64_t>{1, 16, 4096}));
+  // m = out_features, k = in_features, A = the weight: Llama-2-70B's MLP down projection 28672 -> 8192.
   bool has_70b_mlp = false;
-  for (const auto& s : llm) has_70b_mlp |= s.family == "llm-70b-mlp_down" && s.k == 28672 && s.n == 8192;
+  for (const auto& s : llm) has_70b_mlp |= s.family == "llama2-70b-mlp_down" && s.m == 8192 && s.k == 28672;
   EXPECT_TRUE(has_70b_mlp);
   std::set<std::uint64_t> mis;
   for (const auto& s : misaligned_shapes()) mis.insert(s.m);
@@ -74,8 +76,10 @@ TEST(GemmCatalogue, ShapeLists) {
 TEST(GemmCatalogue, Names) {
   EXPECT_EQ(gemm_case_name("cublaslt", GemmPrecision::BF16, {8192, 8192, 8192, "square", true}),
             "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192");
-  EXPECT_EQ(gemm_case_name("cublaslt", GemmPrecision::FP8, {16, 12288, 4096, "llm-7b-qkv", true}),
-            "gemm/cublaslt/fp8e4m3/layout:tn/m:16/n:12288/k:4096");
+  // LLM layers are named by the layer and the tokens, so a reader sees what ran.
+  GemmShape qkv{12288, 16, 4096, "llama2-7b-qkv", true};
+  qkv.tokens = 16;
+  EXPECT_EQ(gemm_case_name("cublaslt", GemmPrecision::FP8, qkv), "gemm/cublaslt/fp8e4m3/llm:llama2-7b-qkv/tokens:16");
 }
 
 TEST(GemmCatalogue, Fp8FastAccumulationIsItsOwnCase) {

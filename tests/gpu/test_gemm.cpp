@@ -103,6 +103,30 @@ TEST(CublasLt, EveryPrecisionOnSmallAndOddShapes) {
   }
 }
 
+// The decode shapes as PyTorch runs them (m = out_features, n = tokens) must be measured, not
+// skipped: FP8 at "M = 1" used to be refused because the shape was the transpose of the real one.
+TEST(CublasLt, DecodeLayersRunInEveryPrecisionTheModelUses) {
+  Stream s;
+  LtHandle lt;
+  const std::size_t ws_bytes = lt_workspace_bytes(cc());
+  DeviceBuffer<unsigned char> ws(ws_bytes);
+  for (GemmPrecision p : {GemmPrecision::BF16, GemmPrecision::FP8}) {
+    if (!precision_supported(p, cc(), nullptr)) continue;
+    for (const GemmShape& shape : llm_shapes()) {
+      if (shape.tokens > 16 || shape.family.rfind("llama2-7b", 0) != 0) continue;
+      const LtTypes t = lt_types(p);
+      GemmBuffers buf(t.ab_elem, t.cd_elem, shape, 1, s);
+      LtGemm g(lt, p, shape, ws_bytes);
+      EXPECT_NO_THROW(g.autotune(buf.a(0), buf.b(0), buf.d(0), ws.data(), s))
+          << precision_info(p).name << " " << shape.family << " tokens " << shape.tokens;
+      g.run(buf.a(0), buf.b(0), buf.d(0), ws.data(), s);
+      const GemmCheck c = check_gemm(buf, 0, precision_info(p).tolerance, s);
+      EXPECT_TRUE(c.ok()) << precision_info(p).name << " " << shape.family << " tokens " << shape.tokens << ": "
+                          << c.describe();
+    }
+  }
+}
+
 // One test per level, and CTest runs each level in its own process (gpu_ladder_level_N): a level
 // whose kernel traps breaks the CUDA context, and must not take the other levels' verdicts with it.
 class LadderLevel : public testing::TestWithParam<int> {};
