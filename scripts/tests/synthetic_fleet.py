@@ -29,7 +29,9 @@ def stream_entries(gbps: float, reps: int = 5, jitter: float = 0.002,
         nbytes = int(case.rsplit(":", 1)[1])
         for r in range(reps):
             bw = gbps * 1e9 * (1 + jitter * (r - (reps - 1) / 2))
-            out.append(synthetic._entry(case, arrays * nbytes / bw, r, reps, bytes_per_second=bw))
+            out.append(synthetic._entry(case, arrays * nbytes / bw, r, reps, bytes_per_second=bw,
+                                        bytes_per_op=float(arrays * nbytes), ops_per_region=1.0,
+                                        working_set_bytes=float(arrays * nbytes)))
     return out
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import frames as F
-from . import stream_report
+from . import fleet_report, stream_report
 from .table import card_contexts
 
 
@@ -325,6 +325,7 @@ def published_section(df: pd.DataFrame) -> Section:
 def all_sections(df: pd.DataFrame) -> list[Section]:
     secs = [stream_section(df), gemm_section(df), memcpy_section(df), launch_section(df), allreduce_section(df),
             published_section(df)]
+    secs.append(fleet_report.fleet_section(df))  # whole-node runs: every GPU against its siblings
     fig = roofline_figure(df)
     if fig is not None:
         secs[1].figures.insert(0, ("roofline", "Measured roofline per card", fig))
