@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import fatbin
+from . import fatbin, interconnect_check
 
 SMI_FIELDS = ["index", "name", "uuid", "pci.bus_id", "compute_cap", "driver_version", "memory.total",
               "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max",
@@ -179,8 +179,10 @@ def compare_driver_runtime(driver_cuda: str | None, runtime: str | None, report:
 
 
 def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | None = None,
-             processes: str | None = None, nvlink: str | None = None) -> Report:
-    """Everything doctor reports. The nvidia-smi outputs may be passed in (recorded descriptions)."""
+             processes: str | None = None, nvlink: str | None = None, topo_file: Path | None = None,
+             nccl_log: Path | None = None, run_nccl: bool = True) -> Report:
+    """Everything doctor reports. The nvidia-smi outputs may be passed in (recorded descriptions);
+    topo_file / nccl_log are saved `nvidia-smi topo -m` / NCCL_DEBUG=INFO outputs (interconnect_check)."""
     r = Report()
     r.sections["environment"] = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)")}
     toolkit = _toolkit_version()
@@ -229,6 +231,8 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
                 for d in runtime_devices]
     if not gpus:
         r.sections.setdefault("gpus", {})["visible"] = "none: no NVIDIA GPU visible to this process"
+        if topo_file or nccl_log:  # a machine known only by its dumps
+            _interconnect(r, build_dir, topo_file, nccl_log, False, [], None, False, 0)
         return r
     for g in gpus:
         match = next((d for d in runtime_devices if str(d["index"]) == str(g.get("index"))), None)
@@ -240,8 +244,16 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
     procs = [p for p in (processes or "").strip().splitlines() if p.strip() and "No running" not in p]
     if procs:
         r.warnings.append(f"{len(procs)} other process(es) use the GPU(s): measurements will be disturbed: " + "; ".join(procs[:4]))
-    r.sections["nvlink"] = {"state": (nvlink or "").strip()[:400] or "no NVLink reported"}
+    _interconnect(r, build_dir, topo_file, nccl_log, not recorded, gpus, nvlink, run_nccl,
+                  len(runtime_devices) if runtime_devices else len(gpus))
     return r
+
+
+def _interconnect(r: Report, build_dir, topo_file, nccl_log, live, gpus, nvlink, run_nccl, visible) -> None:
+    f = interconnect_check.check(build_dir, topo_file, nccl_log, live, gpus, nvlink, run_nccl, visible)
+    r.sections.update(f.rows)
+    r.problems += f.problems
+    r.warnings += f.warnings
 
 
 def exit_code(r: Report) -> int:
@@ -273,14 +285,26 @@ def add_parser(sub) -> None:
     p = sub.add_parser("doctor", help="check GPUs, driver, build and link before measuring")
     p.add_argument("--build-dir", type=Path, default=Path("build"))
     p.add_argument("--json", action="store_true")
+    p.add_argument("--topo-file", type=Path, help="a saved `nvidia-smi topo -m` (or -mp) output to check instead of this machine's")
+    p.add_argument("--nccl-log", type=Path, help="a saved NCCL_DEBUG=INFO log: report NCCL's path from it instead of running an allreduce")
+    p.add_argument("--no-nccl-run", action="store_true", help="do not run the small allreduce that shows NCCL's path")
     p.set_defaults(func=run)
 
 
 def run(a) -> int:
-    r = diagnose(a.build_dir)
+    try:
+        r = diagnose(a.build_dir, topo_file=a.topo_file, nccl_log=a.nccl_log, run_nccl=not a.no_nccl_run)
+    except interconnect_check.InputError as e:
+        print(f"triaudit doctor: {e}", file=sys.stderr)
+        return 2
+    code = exit_code(r)
+    if code == 77 and (a.topo_file or a.nccl_log):
+        code = 1 if r.problems else 0  # no GPU here, but the dumps given were judged
     if a.json:
         print(json.dumps({"sections": r.sections, "gpus": r.gpus, "problems": r.problems, "warnings": r.warnings,
-                          "exit_code": exit_code(r)}, indent=2))
+                          "exit_code": code}, indent=2))
     else:
         print(render(r))
-    return exit_code(r)
+        if not r.gpus and (a.topo_file or a.nccl_log) and not r.problems:
+            print("no problems found in the given dumps")
+    return code
