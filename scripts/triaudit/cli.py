@@ -74,6 +74,12 @@ def cmd_history(a) -> int:
     return 1 if not slower.empty else 0
 
 
+def cmd_import(a) -> int:
+    from .peers.importer import run_import
+    command = "triaudit import " + " ".join([a.tool, *map(str, a.files)] + (["--card", a.card] if a.card else []))
+    return run_import(a.tool, a.files, a.results, a.card, a.buffer_size, command)
+
+
 def _stat_args(p) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test")
     p.add_argument("--min-effect", type=float, default=0.02, help="smallest relative change that counts (0.02 = 2%%)")
@@ -120,6 +126,15 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--cases", default="", help="regular expression selecting cases")
     _stat_args(h)
     h.set_defaults(func=cmd_history)
+
+    im = sub.add_parser("import", help="read peer tools' outputs (nccl-tests, nvbandwidth, babelstream, mamf-finder) "
+                                       "into a new run folder under --results/<card>/")
+    im.add_argument("tool", help="nccl-tests, nvbandwidth, babelstream or mamf-finder")
+    im.add_argument("files", type=Path, nargs="+", help="the tool's output files (text or JSON/CSV as it wrote them)")
+    im.add_argument("--card", help="the GPU name as CUDA reports it, when the output does not say (or to override)")
+    im.add_argument("--results", type=Path, required=True, help="results folder (the run goes into <results>/<card>/)")
+    im.add_argument("--buffer-size", help="nvbandwidth's copy size (-b), which it does not print, e.g. 512MiB")
+    im.set_defaults(func=cmd_import)
 
     from . import plan_cli, doctor
     plan_cli.add_parser(sub)
