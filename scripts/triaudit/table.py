@@ -1,23 +1,44 @@
 """Any number of result files -> one tidy table.
 
-One row per (result file, case, metric): the card, the corner/op/variant and the name's
-arguments as columns (m, n, k, bytes, ...), then the median, min, max, spread and number of
-repetitions (reps). Skipped and
-errored cases get one row with their status and message and no number.
+One row per (result file, case, metric): the card, the run (its folder), the corner/op/variant and
+the name's arguments as columns (m, n, k, bytes, ...), then the median, min, max, spread and number
+of repetitions (reps). Skipped and errored cases get one row with their status and message and no
+number. A case that two files of one run (and one GPU) both report is a conflict: one error row
+naming both files, never two numbers in one column.
+
+Built column-wise (a case's name is parsed once, rows are a take of per-case rows), and the
+contexts sit in `df.attrs` inside an object pandas does not deep-copy on every operation: a report
+over 100 cards x the whole catalogue stays in seconds.
 """
 from __future__ import annotations
 
+import errno
 import math
-import statistics
+import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
 import pandas as pd
 
 from .gbench import LoadError, ResultFile, load_result
+from .runs import RunInfo, gpu_identity, read_run
 
 BASE_COLUMNS = ["card", "run", "file", "corner", "op", "variant", "case", "metric",
                 "median", "min", "max", "spread_pct", "reps", "status", "message"]
+_NUMERIC = ("median", "min", "max", "spread_pct")
+
+
+class Shared(dict):
+    """A dict that pandas' attrs propagation shares instead of deep-copying (pandas deep-copies
+    `attrs` on nearly every operation; with thousands of contexts that was most of a report's time).
+    Treat it as read-only."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
 
 
 def card_of(context: dict) -> str:
@@ -26,47 +47,100 @@ def card_of(context: dict) -> str:
     return str(context.get("gpu_name") or "unknown card")
 
 
-def name_parts(case: str) -> tuple[str, str, str, dict[str, str]]:
+@lru_cache(maxsize=None)
+def _parts(case: str) -> tuple[str, str, str, tuple]:
     parts = case.split("/")
     corner, op, variant = (parts + ["", "", ""])[:3]
-    args = {}
+    args = []
     for p in parts[3:]:
         key, sep, value = p.partition(":")
         if sep:
-            args[key] = value
-    return corner, op, variant, args
+            args.append((key, value))
+    return corner, op, variant, tuple(args)
+
+
+def name_parts(case: str) -> tuple[str, str, str, dict[str, str]]:
+    corner, op, variant, args = _parts(case)
+    return corner, op, variant, dict(args)
+
+
+def _why_unreadable(p: Path) -> str:
+    try:
+        os.stat(p)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        if e.errno == errno.ENOENT and p.is_symlink():
+            return f"a dangling symbolic link (to {os.readlink(p)})"
+        return e.strerror or str(e)
+    return "not a regular file"
+
+
+def scan_paths(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
+    """(result files, notes on what was skipped). Files as given; folders searched recursively for
+    *.json (manifests and hidden folders excluded). Inside a folder, a dangling or looping symbolic
+    link is skipped and noted; a path given by name that cannot be read is refused (LoadError)."""
+    out: list[Path] = []
+    skipped: list[str] = []
+    seen: set[Path] = set()
+
+    def add(f: Path) -> None:
+        key = f.resolve()
+        if key not in seen:  # the same file named twice (a folder and a file in it) is read once
+            seen.add(key)
+            out.append(f)
+
+    for p in map(Path, paths):
+        if p.is_dir():
+            try:
+                found = sorted(p.rglob("*.json"))
+            except OSError as e:
+                raise LoadError(f"{p}: cannot be searched: {e.strerror or e}") from e
+            for f in found:
+                rel = f.relative_to(p)
+                if f.name == "manifest.json" or any(part.startswith(".") for part in rel.parts):
+                    continue
+                if f.is_file():
+                    add(f)
+                elif f.is_symlink():
+                    skipped.append(f"{f}: {_why_unreadable(f)}, skipped")
+        elif p.is_file():
+            add(p)
+        elif p.is_symlink():
+            raise LoadError(f"{p}: {_why_unreadable(p)}")
+        else:
+            raise LoadError(f"{p}: no such file or directory")
+    return out, skipped
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     """Files as given; directories searched recursively for *.json (manifests excluded)."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out.extend(sorted(f for f in p.rglob("*.json") if f.name != "manifest.json"
-                              and not any(part.startswith(".") for part in f.relative_to(p).parts)))
-        elif p.exists():
-            out.append(p)
-        else:
-            raise LoadError(f"{p}: no such file or directory")
-    return out
+    return scan_paths(paths)[0]
 
 
-def _rows_for_file(rf: ResultFile) -> list[dict]:
-    card = card_of(rf.context)
-    run = rf.path.parent.name
+def _stats(values: list[float]) -> tuple[float, float, float, float, int]:
+    values = sorted(values)
+    n = len(values)
+    med = values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+    lo, hi = values[0], values[-1]
+    return med, lo, hi, ((hi - lo) / abs(med) * 100 if med else math.nan), n
+
+
+def _case_rows(rf: ResultFile, conflicts: dict[str, str]) -> list[tuple]:
+    """(case, metric, median, min, max, spread_pct, reps, status, message) for every case of a file."""
     by_case: dict[str, list] = {}
     for r in rf.runs:
         by_case.setdefault(r.case, []).append(r)
-    rows = []
+    rows: list[tuple] = []
+    nan = math.nan
     for case, runs in by_case.items():
-        corner, op, variant, args = name_parts(case)
-        base = {"card": card, "run": run, "file": str(rf.path), "corner": corner, "op": op,
-                "variant": variant, "case": case, **args}
+        if case in conflicts:
+            rows.append((case, "", nan, nan, nan, nan, 0, "error", conflicts[case]))
+            continue
         bad = [r for r in runs if r.status != "ok"]
         if bad:
             worst = next((r for r in bad if r.status == "error"), bad[0])
-            rows.append({**base, "metric": "", "median": math.nan, "min": math.nan, "max": math.nan,
-                         "spread_pct": math.nan, "reps": 0, "status": worst.status, "message": worst.message})
+            rows.append((case, "", nan, nan, nan, nan, 0, worst.status, worst.message))
             continue
         iterations = [r for r in runs if r.run_type == "iteration"]
         if iterations:
@@ -75,62 +149,113 @@ def _rows_for_file(rf: ResultFile) -> list[dict]:
                 for k, v in r.counters.items():
                     samples.setdefault(k, []).append(v)
             for metric, values in samples.items():
-                values = [v for v in values if not math.isnan(v)]
-                if not values:
-                    continue
-                med = statistics.median(values)
-                lo, hi = min(values), max(values)
-                spread = (hi - lo) / abs(med) * 100 if med else math.nan
-                rows.append({**base, "metric": metric, "median": med, "min": lo, "max": hi,
-                             "spread_pct": spread, "reps": len(values), "status": "ok", "message": ""})
+                rows.append((case, metric, *_stats(values), "ok", ""))
         else:  # aggregates only (--benchmark_report_aggregates_only)
             median = next((r for r in runs if r.aggregate_name == "median"), None)
             if median is None:
+                kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
+                rows.append((case, "", nan, nan, nan, nan, 0, "skipped",
+                             f"{rf.path.name}: only aggregates ({', '.join(kinds)}) and no median: nothing to show"))
                 continue
-            values = {"time_s": median.time_s, **median.counters}
-            for metric, v in values.items():
-                rows.append({**base, "metric": metric, "median": v, "min": math.nan, "max": math.nan,
-                             "spread_pct": math.nan, "reps": 0, "status": "ok", "message": "aggregates only"})
+            for metric, v in {"time_s": median.time_s, **median.counters}.items():
+                rows.append((case, metric, v, nan, nan, nan, 0, "ok", "aggregates only"))
     return rows
 
 
 def run_is_complete(result_file: Path) -> bool:
-    """False when the run's manifest says it was interrupted; True without a manifest."""
-    import json
-
-    manifest = Path(result_file).parent / "manifest.json"
-    if not manifest.exists():
-        return True
-    try:
-        return bool(json.loads(manifest.read_text()).get("complete", True))
-    except (OSError, ValueError):
-        return False
+    """False when the run's manifest says it was interrupted (or cannot be read); True without a manifest."""
+    return read_run(Path(result_file).parent, []).complete
 
 
 def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     """Loads every result file under `paths` into one tidy DataFrame.
 
-    df.attrs["contexts"] maps each file to its JSON context (L2 size, peak bandwidth, ...).
+    df.attrs["contexts"] maps each file to its JSON context (L2 size, peak bandwidth, ...),
+    df.attrs["runs"] each run folder to its RunInfo, df.attrs["notes"] says what was skipped.
     """
-    files = expand_paths(paths)
-    rows: list[dict] = []
-    contexts: dict[str, dict] = {}
-    for f in files:
-        rf = load_result(f)
-        contexts[str(f)] = rf.context
-        complete = run_is_complete(f)
-        rows.extend({**r, "complete": complete} for r in _rows_for_file(rf))
-    df = pd.DataFrame(rows)
-    for c in BASE_COLUMNS:
+    files, notes = scan_paths(paths)
+    loaded: list[ResultFile] = [load_result(f) for f in files]
+    contexts = Shared((str(rf.path), rf.context) for rf in loaded)
+    by_dir: dict[Path, list[dict]] = {}
+    for rf in loaded:
+        by_dir.setdefault(rf.path.parent, []).append(rf.context)
+        notes.extend(rf.notes)
+    runs = Shared((str(d), read_run(d, ctxs)) for d, ctxs in by_dir.items())
+    notes.extend(r.manifest_note for r in runs.values() if r.manifest_note)
+
+    # A case reported by two files of one run and one GPU: a conflict naming both.
+    owner: dict[tuple, str] = {}
+    conflicts: dict[str, dict[str, str]] = {}
+    for rf in loaded:
+        run = runs[str(rf.path.parent)]
+        key_base = (run.run_dir, card_of(rf.context), gpu_identity(rf.context, run, rf.path.name))
+        for case in {r.case for r in rf.runs}:
+            other = owner.setdefault((*key_base, case), str(rf.path))
+            if other != str(rf.path):
+                msg = f"conflict: {case} is in both {Path(other).name} and {rf.path.name} of one run"
+                conflicts.setdefault(str(rf.path), {})[case] = msg
+                conflicts.setdefault(other, {})[case] = msg
+
+    # Per-file and per-case columns once; metric rows refer to them by index.
+    file_cols: dict[str, list] = {c: [] for c in ("card", "run", "file", "run_dir", "complete", "case")}
+    metric_cols: dict[str, list] = {c: [] for c in ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")}
+    take: list[int] = []
+    for rf in loaded:
+        f = str(rf.path)
+        run = runs[str(rf.path.parent)]
+        card = card_of(rf.context)
+        case_index: dict[str, int] = {}
+        for case, metric, med, lo, hi, spread, reps, status, message in _case_rows(rf, conflicts.get(f, {})):
+            i = case_index.get(case)
+            if i is None:
+                i = case_index[case] = len(file_cols["case"])
+                file_cols["card"].append(card)
+                file_cols["run"].append(run.name)
+                file_cols["file"].append(f)
+                file_cols["run_dir"].append(run.run_dir)
+                file_cols["complete"].append(run.complete)
+                file_cols["case"].append(case)
+            take.append(i)
+            for col, v in zip(metric_cols, (metric, med, lo, hi, spread, reps, status, message)):
+                metric_cols[col].append(v)
+    cases = pd.DataFrame(file_cols)
+    if not cases.empty:
+        parts = [_parts(c) for c in cases["case"]]
+        cases["corner"] = [p[0] for p in parts]
+        cases["op"] = [p[1] for p in parts]
+        cases["variant"] = [p[2] for p in parts]
+        argdicts = [dict(p[3]) for p in parts]
+        keys: dict[str, None] = {}
+        for a in argdicts:
+            for k in a:
+                keys.setdefault(k)
+        for k in keys:
+            if k not in cases.columns:
+                cases[k] = [a.get(k) for a in argdicts]
+    df = cases.iloc[take].reset_index(drop=True) if take else cases.iloc[0:0]
+    for col, values in metric_cols.items():
+        df[col] = pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index) if take else \
+            pd.Series(dtype="float64" if col in _NUMERIC else "object")
+    for c in BASE_COLUMNS + ["run_dir", "complete"]:
         if c not in df.columns:
-            df[c] = pd.Series(dtype="float64" if c in ("median", "min", "max", "spread_pct") else "object")
+            df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
+    front = BASE_COLUMNS + ["complete", "run_dir"]
+    df = df[front + [c for c in df.columns if c not in front]]
     df.attrs["contexts"] = contexts
+    df.attrs["runs"] = runs
+    df.attrs["notes"] = tuple(notes)
     return df
 
 
 def card_contexts(df: pd.DataFrame) -> dict[str, dict]:
-    """One context per card (the last file's), for L2 size and peak bandwidth."""
+    """One context per card column (the last file's), for L2 size and peak bandwidth."""
+    contexts = df.attrs.get("contexts", {})
     out: dict[str, dict] = {}
-    for f, ctx in df.attrs.get("contexts", {}).items():
-        out[card_of(ctx)] = ctx
+    if df.empty or "file" not in df:
+        for f, ctx in contexts.items():
+            out[card_of(ctx)] = ctx
+        return out
+    for f, card in df[["file", "card"]].drop_duplicates().itertuples(index=False):
+        if f in contexts:
+            out[card] = contexts[f]
     return out
