@@ -301,6 +301,7 @@ def _finish(run, ranks, collective, algo_env, proto_env, config, zero_rows, seen
         run.not_read.append("the NCCL version")
     if run.version is None:
         run.not_read.append("the nccl-tests version (older nccl-tests do not print it)")
+    run.not_read.append("-a (not printed): the mean over ranks, nccl-tests' default, assumed")
     if config["validation"] == 0:
         run.context["validation"] = "off (-c 0): results were not checked"
     if zero_rows:

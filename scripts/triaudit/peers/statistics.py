@@ -32,36 +32,26 @@ def triaudit(reps: int | None) -> str:
 
 def nccl_tests(iters: int | None = 20, agg: int | None = 1, warmup: int | None = 5, graph: int = 0) -> str:
     n = "?" if iters is None else str(iters)
-    text = f"mean over ranks of the mean time of {n} back-to-back iterations"
+    text = f"mean over ranks of {n} back-to-back iterations"
     if agg and agg > 1:
-        text += f" x {agg} aggregated collectives"
+        text += f" x {agg} aggregated"
     if graph:
-        text += f", captured in a CUDA Graph replayed {graph} time(s)"
-    text += " (one host timer around the loop"
-    if warmup is not None:
-        text += f"; {warmup} warm-up iterations"
-    return text + "; -a 1, nccl-tests' default, averages over ranks: the output does not record -a)"
+        text += f" in a CUDA Graph replayed {graph}x"
+    return text + " (one host-timed loop)"
 
 
 def nvbandwidth(samples: int | None = 3, use_mean: bool | None = False, loop: int = 16) -> str:
     how = "mean" if use_mean else "median"
-    text = (f"{how} of {3 if samples is None else samples} samples, each {loop} back-to-back copies between "
-            "CUDA events with the stream held")
-    if samples is None or use_mean is None:
-        text += (" (nvbandwidth's defaults: the output records neither -i nor -m/--useMean, which makes it the "
-                 "mean; releases before the median reported the mean)")
-    return text
+    return f"{how} of {3 if samples is None else samples} samples of {loop} copies (CUDA events, stream held)"
 
 
 def babelstream(num_times: int | None = 100, order: str = "Classic", triad_only: bool = False) -> str:
     n = "?" if num_times is None else str(num_times)
     if triad_only:
-        return f"mean of {n} back-to-back triads (one host timer around the loop)"
+        return f"mean of {n} back-to-back triads (one host-timed loop)"
     if order == "Isolated":
-        return f"mean of {n} back-to-back runs (one host timer around the loop, --order Isolated)"
-    kept = "?" if num_times is None else str(num_times - 1)
-    return (f"best of {n} runs: the fastest of the {kept} after the first (host clock around each kernel "
-            f"and its synchronisation)")
+        return f"mean of {n} back-to-back runs (one host-timed loop, --order Isolated)"
+    return f"best of {n} runs (the fastest after the first; host clock, launch and sync included)"
 
 
 def mamf(version: int, column: str, iterations: int | None = 100) -> str:
