@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import frames as F
-from . import fleet_report, stream_report
+from . import fleet_report, peer_report, stream_report
 from .table import card_contexts
 
 
@@ -326,6 +326,7 @@ def all_sections(df: pd.DataFrame) -> list[Section]:
     secs = [stream_section(df), gemm_section(df), memcpy_section(df), launch_section(df), allreduce_section(df),
             published_section(df)]
     secs.append(fleet_report.fleet_section(df))  # whole-node runs: every GPU against its siblings
+    secs.append(peer_report.peer_section(df))  # imported peer tools beside triaudit (triaudit import)
     fig = roofline_figure(df)
     if fig is not None:
         secs[1].figures.insert(0, ("roofline", "Measured roofline per card", fig))
