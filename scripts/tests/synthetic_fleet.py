@@ -78,7 +78,8 @@ ctx = {{"gpu_available": "true", "gpu_name": "Synthetic GPU", "gpu_uuid": os.env
        "argv": " ".join(sys.argv[1:]), "started": start, "ended": time.time(), "synthetic": "true"}}
 bench = [{{"name": "stream/copy/fp32/cache:cold/bytes:1048576/manual_time", "run_name": "stream/copy/fp32/cache:cold/bytes:1048576/manual_time",
           "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1, "iterations": 1,
-          "real_time": 1.0, "cpu_time": 1.0, "time_unit": "us", "bytes_per_second": 2.0e12}}]
+          "real_time": 1.0, "cpu_time": 1.0, "time_unit": "us", "bytes_per_second": 2.0e12,
+          "bytes_per_op": 2097152.0, "ops_per_region": 1.0, "working_set_bytes": 2097152.0}}]
 json.dump({{"context": ctx, "benchmarks": bench}}, open(out, "w"))
 print("stream/copy/fp32/cache:cold/bytes:1048576/manual_time 1.0 us")
 sys.exit(1 if fail and fail == visible else 0)

@@ -139,8 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import plan_cli, doctor
     plan_cli.add_parser(sub)
     doctor.add_parser(sub)
-    from . import outliers
+    from . import outliers, slurm
     outliers.add_parser(sub)
+    slurm.add_parser(sub)
     return p
 
 
