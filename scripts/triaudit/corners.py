@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from . import frames as F
-from . import fleet_report, peer_report, stream_report
+from . import fleet_report, p2p_report, peer_report, stream_report
 from .table import card_contexts
 
 
@@ -327,6 +327,7 @@ def all_sections(df: pd.DataFrame) -> list[Section]:
             published_section(df)]
     secs.append(fleet_report.fleet_section(df))  # whole-node runs: every GPU against its siblings
     secs.append(peer_report.peer_section(df))  # imported peer tools beside triaudit (triaudit import)
+    secs += p2p_report.sections(df)  # GPU x GPU copy matrices, allreduce scaling over GPU counts
     fig = roofline_figure(df)
     if fig is not None:
         secs[1].figures.insert(0, ("roofline", "Measured roofline per card", fig))
