@@ -12,6 +12,16 @@ if ! dpkg -s libopenmpi-dev >/dev/null 2>&1; then
     echo "warning: OpenMPI (libopenmpi-dev) missing and not root: the MPI build and its test are left out"
   fi
 fi
+# Slurm and munge for the one-node cluster that scripts/tests/test_slurm_cluster.py starts and stops
+# itself (CI installs them itself); without them that test reports skipped.
+if ! dpkg -s slurmctld slurmd slurm-client munge >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null) ||
+      echo "warning: Slurm could not be installed: the Slurm cluster test reports skipped"
+  else
+    echo "warning: Slurm (slurmctld slurmd slurm-client munge) missing and not root: the Slurm cluster test reports skipped"
+  fi
+fi
 source scripts/python_env.sh
 cmake --workflow --preset ci
 TRIAUDIT_BUILD_DIR="$PWD/build/ci" python -m pytest scripts/tests -q

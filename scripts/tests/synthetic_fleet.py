@@ -41,11 +41,12 @@ def gemm_entries(tflops: float, reps: int = 5, case: str = "gemm/cublaslt/bf16/l
             for r in range(reps)]
 
 
-def write_gpu_result(root: Path, host: str, index: int, uuid: str, entries: list[dict], **ctx) -> Path:
-    """root/<host>/triaudit_stream.gpu<i>.synthetic.json, one GPU's result file."""
+def write_gpu_result(root: Path, host: str, index: int, uuid: str, entries: list[dict], folder: str | None = None,
+                     **ctx) -> Path:
+    """root/<folder or host>/triaudit_stream.gpu<i>.synthetic.json, one GPU's result file."""
     context = gpu_context(host, index, uuid, **ctx)
     name = context["executable"]
-    return synthetic.write(root / host / f"{name}.gpu{index}.synthetic.json",
+    return synthetic.write(root / (folder or host) / f"{name}.gpu{index}.synthetic.json",
                            {"context": context, "benchmarks": entries})
 
 
