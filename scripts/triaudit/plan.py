@@ -57,6 +57,8 @@ class Basis:
     host_pinned: Figure | None = None
     host_pageable: Figure | None = None
     allreduce_busbw: Figure | None = None
+    # triaudit_allreduce --scaling: GPU (or rank) count -> message bytes -> busbw measured there
+    allreduce_scaling: dict[int, dict[int, Figure]] = field(default_factory=dict)
     launch_eager_s: Figure | None = None  # per kernel in a chain, launch to completion
     launch_graph_s: Figure | None = None
 
@@ -127,6 +129,7 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     ar = ok[ok["corner"] == "allreduce"]
     if not ar.empty:
         b.allreduce_busbw = best(ar, "busbw")
+        b.allreduce_scaling = allreduce_scaling_from(ar)
     launch = ok[(ok["corner"] == "launch") & ok["op"].isin(["chain_fit", "chain"])]
     for variant in ("eager", "graph"):
         rows = launch[launch["variant"] == variant]
@@ -205,3 +208,57 @@ def ring_allreduce(payload_bytes: float, gpus: int, link_bw: float) -> dict:
 
 def transfer_seconds(payload_bytes: float, bw: float) -> float:
     return payload_bytes / bw
+
+
+# --- allreduce from a run's scaling cases ------------------------------------------------------
+
+def allreduce_scaling_from(ar) -> dict[int, dict[int, Figure]]:
+    """busbw of `allreduce/scaling/<type>/algo:<a>/gpus:<g>|ranks:<r>/bytes:<N>` cases, per count
+    and size: Ring where measured (the formula here is a ring's), else NCCL's own choice; the
+    best type."""
+    import pandas as pd
+
+    rows = ar[(ar["op"] == "scaling") & (ar["metric"] == "busbw")]
+    if rows.empty:
+        return {}
+    count = pd.Series(float("nan"), index=rows.index)
+    for col in ("ranks", "gpus"):
+        if col in rows:
+            count = pd.to_numeric(rows[col], errors="coerce").fillna(count)
+    rows = rows.assign(count=count, nbytes=pd.to_numeric(rows["bytes"], errors="coerce"),
+                       algo_rank=(rows["algo"] if "algo" in rows else pd.Series("", index=rows.index)).map(
+                           lambda a: 0 if a == "ring" else 1)).dropna(subset=["count", "nbytes"])
+    out: dict[int, dict[int, Figure]] = {}
+    for (g, n), grp in rows.groupby(["count", "nbytes"]):
+        grp = grp[grp["algo_rank"] == grp["algo_rank"].min()]
+        r = grp.loc[grp["median"].idxmax()]
+        out.setdefault(int(g), {})[int(n)] = Figure(float(r["median"]), f"measured: {r['case']} ({Path(r['file']).parent.name})")
+    return out
+
+
+def pick_scaling(scaling: dict[int, dict[int, Figure]], gpus: int, payload_bytes: float) -> tuple[int, int, Figure, list[str]]:
+    """The measured busbw to plan n GPUs and a payload with: the same GPU count where measured
+    (else the nearest below, else above), the measured size nearest the payload (log scale).
+    Returns (count, bytes, figure, notes)."""
+    import math
+
+    notes = []
+    counts = sorted(c for c in scaling if c >= 2)
+    if not counts:
+        raise PlanError("the run's scaling cases have no multi-GPU count")
+    if gpus in counts:
+        g = gpus
+    elif gpus > counts[-1]:
+        g = counts[-1]
+        notes.append(f"measured up to {g} GPUs: busbw at {g} used for {gpus}; beyond the measured counts it is an "
+                     "extrapolation (busbw usually falls as GPUs are added)")
+    else:
+        below = [c for c in counts if c < gpus]
+        g = below[-1] if below else counts[0]
+        notes.append(f"no measurement at {gpus} GPUs: busbw at {g} used")
+    sizes = sorted(scaling[g])
+    n = min(sizes, key=lambda s: abs(math.log2(s) - math.log2(max(payload_bytes, 1))))
+    if payload_bytes > sizes[-1] * 2:
+        notes.append(f"the payload is larger than the largest size measured ({sizes[-1] / 2**20:g} MiB): busbw there used")
+    return g, n, scaling[g][n], notes
+

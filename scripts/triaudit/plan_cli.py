@@ -67,7 +67,8 @@ def add_parser(sub) -> None:
     m.add_argument("--lora-fraction", type=float, default=0.01, help="trainable fraction under LoRA")
     m.add_argument("--activation-factor", type=float, default=0.0, help="activations as a multiple of weight bytes")
 
-    a = q.add_parser("allreduce", help="ring allreduce time of a payload across n GPUs")
+    a = q.add_parser("allreduce", help="ring allreduce time of a payload across n GPUs (with --run: the busbw "
+                                       "measured at that GPU count by triaudit_allreduce --scaling)")
     a.add_argument("--payload-gb", type=_number, required=True)
     a.add_argument("--gpus", type=_count, required=True)
     a.add_argument("--link", choices=sorted(P.LINKS))
@@ -181,13 +182,21 @@ def answer(a) -> dict:
                            "LoRA: 2 B/parameter frozen + 16 B/trainable parameter", "notes": notes}
     if q == "allreduce":
         basis = P.basis_from_run(a.run, a.card) if a.run else None
-        if basis and basis.allreduce_busbw and not (a.link or a.link_gbps):
+        scaled = []
+        if basis and any(c >= 2 for c in basis.allreduce_scaling) and not (a.link or a.link_gbps) and a.gpus > 1:
+            # The run measured busbw per GPU count: plan with the one for this count and size.
+            g, n, fig, more = P.pick_scaling(basis.allreduce_scaling, a.gpus, a.payload_gb * 1e9)
+            bw, src = fig.value, fig.source + " (busbw)"
+            notes += more
+            scaled = [(f"measured busbw, {c} GPUs", by[n].value / 1e9 if n in by else by[max(by)].value / 1e9, "GB/s",
+                       (by[n] if n in by else by[max(by)]).source) for c, by in sorted(basis.allreduce_scaling.items()) if c >= 2]
+        elif basis and basis.allreduce_busbw and not (a.link or a.link_gbps):
             bw, src = basis.allreduce_busbw.value, basis.allreduce_busbw.source + " (busbw)"
         else:
             bw, src = _link(a, basis)
         r = P.ring_allreduce(a.payload_gb * 1e9, a.gpus, bw)
         rows = [("payload", a.payload_gb, "GB", ""), ("bytes sent per rank", r["bytes_per_rank"] / 1e9, "GB", ""),
-                ("link, per direction", bw / 1e9, "GB/s", src), ("time", r["time_s"] * 1e3, "ms", "")]
+                ("link, per direction", bw / 1e9, "GB/s", src), ("time", r["time_s"] * 1e3, "ms", "")] + scaled
         if a.gpus == 1:
             notes.append("one GPU: nothing to exchange")
         return {"question": q, "card": None, "rows": rows, "binds": "movement",
