@@ -116,7 +116,8 @@ def read_text(path: Path, text: str) -> PeerRun:
         _triad_only(run, lines, path, typ, size_arg, errors)
     else:
         if header_at is None:
-            raise refuse(path, None, "BabelStream's results header ('Function  MBytes/sec  Min (sec)  Max  Average')")
+            raise refuse(path, len(lines), "BabelStream's results header ('Function  MBytes/sec  Min (sec)  Max  "
+                                           "Average'): the output ends without it (truncated?)")
         header = lines[header_at].split()
         factor = _unit_factor(header[1]) if len(header) > 1 else None
         if factor is None:
