@@ -4,7 +4,6 @@ made here has "synthetic" in its path and its context says so.
 """
 from __future__ import annotations
 
-import json
 import stat
 import sys
 from pathlib import Path
@@ -71,7 +70,8 @@ if os.environ.get("SYNTHETIC_NO_GPU") or visible == "":
                                "iterations": 0, "real_time": 0, "cpu_time": 0, "time_unit": "us"}}]}}, open(out, "w"))
     sys.exit(77)
 start = time.time()
-time.sleep(float(os.environ.get("SYNTHETIC_SLEEP_S", "0.5")))
+slow = name == os.environ.get("SYNTHETIC_SLOW_EXE")
+time.sleep(60 if slow else float(os.environ.get("SYNTHETIC_SLEEP_S", "0.5")))
 fail = os.environ.get("SYNTHETIC_FAIL_UUID")
 ctx = {{"gpu_available": "true", "gpu_name": "Synthetic GPU", "gpu_uuid": os.environ.get("SYNTHETIC_REPORT_UUID", visible),
        "host": socket.gethostname(), "gpu_index": os.environ.get("TRIAUDIT_GPU_INDEX", "(unset)"),

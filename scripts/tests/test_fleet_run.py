@@ -185,3 +185,60 @@ def test_cli_all_gpus(tmp_path, stream_exe, capsys):
     assert code == 77  # this machine has no GPU (nvidia-smi absent or listing none; CUDA says so too)
     assert "no CUDA device" in capsys.readouterr().out
     assert [s["state"] for s in read_statuses(tmp_path)] == ["no CUDA device"]
+
+
+def test_sigterm_keeps_the_partial_run_and_records_it(tmp_path):
+    """A Slurm time limit or scancel arrives as SIGTERM: every GPU's process is stopped, what was
+    measured is kept (marked incomplete) and the host's status says interrupted."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from conftest import REPO
+    build = fake_build(tmp_path)
+    smi = fake_nvidia_smi(tmp_path, GPUS[:2])
+    bindir = tmp_path / "synthetic-bin"
+    bindir.mkdir()
+    (bindir / "nvidia-smi").symlink_to(smi)
+    env = _env(PATH=f"{bindir}:{os.environ['PATH']}", PYTHONPATH=str(REPO / "scripts"), SYNTHETIC_SLEEP_S="0.1",
+               SYNTHETIC_SLOW_EXE="triaudit_gemm")
+    results = tmp_path / "results"
+    p = subprocess.Popen([sys.executable, "-m", "triaudit.fleet_run", "--build-dir", str(build), "--results", str(results)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and len(list(results.rglob("triaudit_gemm.gpu*.log"))) < 2:
+            time.sleep(0.1)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, out
+    [status] = read_statuses(results)
+    assert status["state"] == "interrupted" and status["run_dir"]
+    run_dir = results / status["run_dir"]
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["complete"] is False
+    assert sorted(f.name for f in run_dir.glob("triaudit_stream.gpu*.json")) == \
+        ["triaudit_stream.gpu0.json", "triaudit_stream.gpu1.json"]
+    assert "triaudit_allreduce" in manifest["not_started"]
+
+
+def test_fleet_modules_need_no_third_party_package():
+    """What runs on the nodes (fleet_run, slurm_job) and the parsers of `run`, `slurm` and `outliers`
+    import no pandas/matplotlib/numpy: nodes have only their system python3."""
+    import subprocess
+    import sys
+    from conftest import REPO
+    code = ("import sys\n"
+            "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
+            "from triaudit import cli, fleet_run, slurm_job, slurm, fleet_status\n"
+            "cli.build_parser().parse_args(['run', '--all-gpus', '--gpus', '0,3'])\n"
+            "cli.build_parser().parse_args(['slurm', 'collect', '12'])\n"
+            "cli.build_parser().parse_args(['outliers', 'x'])\n"
+            "print('ok')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=str(REPO / "scripts")))
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr

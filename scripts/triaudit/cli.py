@@ -139,8 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     from . import plan_cli, doctor
     plan_cli.add_parser(sub)
     doctor.add_parser(sub)
-    from . import outliers, slurm
-    outliers.add_parser(sub)
+    from . import outliers_cli, slurm
+    outliers_cli.add_parser(sub)
     slurm.add_parser(sub)
     return p
 

@@ -212,12 +212,10 @@ class _Chains:
     def chain(self, gpu: Gpu, exes: list[tuple[str, Path, list[str]]], env: dict, record: dict) -> None:
         for name, exe, args in exes:
             r = self.run(name, exe, args, f"gpu{gpu.index}", env)
-            if r is None:
-                record.setdefault("not_started", []).append(name)
+            if r is None:  # stopped or out of budget: the manifest lists it as not started
                 continue
             record["executables"].append(r)
             if r["exit_code"] == EXIT_NO_DEVICE:  # the rest would only skip every case too
-                record.setdefault("not_started", []).extend(n for n, _, _ in exes[exes.index((name, exe, args)) + 1:])
                 break
 
     def interrupt(self) -> None:
@@ -385,9 +383,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
             rec = manifest["node_level"]
             for n, e, a in node_level:
                 r = chains.run(n, e, a, "node", env_n)
-                if r is None:
-                    rec.setdefault("not_started", []).append(n)
-                else:
+                if r is not None:
                     rec["executables"].append(r)
     except KeyboardInterrupt:
         interrupted = True
@@ -404,8 +400,13 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     all_runs = [e for rec in manifest["gpus"] for e in rec["executables"]] + manifest["node_level"]["executables"]
     manifest["executables"] = all_runs  # flat, as `triaudit run` writes it
     manifest["finished_utc"] = utc_stamp()
-    not_started = sorted({f"{n} (gpu{rec['index']})" for rec in manifest["gpus"] for n in rec.get("not_started", [])} |
-                         set(manifest["node_level"].get("not_started", [])))
+    for rec, names in [(g, [n for n, _, _ in per_gpu]) for g in manifest["gpus"]] + \
+            [(manifest["node_level"], [n for n, _, _ in node_level])]:
+        ran = {e["executable"] for e in rec["executables"]}
+        if [n for n in names if n not in ran]:
+            rec["not_started"] = [n for n in names if n not in ran]
+    not_started = [f"{n} (gpu{rec['index']})" for rec in manifest["gpus"] for n in rec.get("not_started", [])] + \
+        manifest["node_level"].get("not_started", [])
     if not_started:
         manifest["not_started"] = not_started
     manifest["complete"] = not interrupted and not not_started

@@ -22,7 +22,6 @@ import pandas as pd
 
 from .fleet_status import read_statuses
 from .frames import PRIMARY_METRICS
-from .gbench import LoadError
 from .table import expand_paths, load_table
 
 MIN_GPUS = 4
@@ -259,38 +258,3 @@ def summary_markdown(j: Judgement) -> str:
         if items:
             lines += ["", f"{title}:", ""] + [f"- {x}" for x in items]
     return "\n".join(lines)
-
-
-# --- command line ----------------------------------------------------------------------------
-
-def cmd_outliers(a) -> int:
-    import sys
-    try:
-        j = find_outliers(a.results, a.threshold, a.cases)
-    except (OutlierError, LoadError) as exc:
-        print(f"triaudit outliers: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    md = summary_markdown(j)
-    if a.markdown:
-        inputs = {p.resolve() for p in expand_paths(a.results)}
-        if a.markdown.resolve() in inputs:
-            print(f"triaudit outliers: refusing to write over an input: {a.markdown}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        try:
-            a.markdown.write_text(md + "\n", encoding="utf-8")
-        except OSError as exc:
-            print(f"triaudit outliers: --markdown {a.markdown}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-    print(md)
-    return exit_code(j)
-
-
-def add_parser(sub) -> None:
-    o = sub.add_parser("outliers", help="name the GPUs of a fleet that are slower than their siblings "
-                                        "(exit 0 none, 1 outliers, 2 bad input, 3 too few GPUs)")
-    o.add_argument("results", type=Path, nargs="+", help="result files or folders (a fleet job's folder)")
-    o.add_argument("--threshold", type=float, default=0.05,
-                   help="how far below the group median counts (0.05 = 5 %%), beside the robust-spread test")
-    o.add_argument("--cases", default="", help="regular expression selecting cases")
-    o.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
-    o.set_defaults(func=cmd_outliers)
