@@ -269,3 +269,25 @@ def test_live_run_with_one_gpu_or_nothing_built(tmp_path):
         os.environ.clear()
         os.environ.update(env)
     assert "NCCL's path not checked" in g.rows["nccl path"]["not checked"]
+
+
+def test_synthetic_pairs_outside_the_matrix_are_not_judged():
+    # An 8-GPU log against a 2-GPU matrix: only GPU0-GPU1 can be judged.
+    f = I.judge_nccl(synthetic_log("nccl_info_synthetic_nvls_8gpu_nvswitch.txt"), two_gpu_topo("NV12"))
+    assert not f.problems
+    assert f.rows["GPU0 -> GPU1"].endswith("over NVLink (NV12)")
+    assert f.rows["GPU1 -> GPU2"].endswith("GPU1/GPU2 not in synthetic 2-GPU NV12")
+    assert any(n.startswith("GPU0-GPU7, GPU1-GPU2, GPU2-GPU3") and "not judged" in n for n in f.notes)
+
+
+def test_synthetic_shm_on_linked_and_unlinked_pairs_get_their_own_reasons():
+    topo = T.parse_topo((DATA / "topo_synthetic_dgx1_v100_nvlink_cube_mesh.txt").read_text(), "dgx1")
+    # SHM between 0-1 (NVLinked) and 0-5 (SYS), P2P elsewhere; all 8 GPUs in the communicator, so a ring
+    # over NVLink alone exists (0-1-5-4-7-6-2-3).
+    lines = [f"h:1:1 [0] NCCL INFO Channel 00 : {a}[{a}] -> {b}[{b}] via SHM/direct/direct" for a, b in ((0, 1), (0, 5))]
+    lines += [f"h:1:1 [0] NCCL INFO Channel 00/0 : {a}[{a}] -> {b}[{b}] via P2P/IPC"
+              for a, b in ((1, 5), (5, 4), (4, 7), (7, 6), (6, 2), (2, 3), (3, 0))]
+    f = I.judge_nccl(N.parse_nccl_log("\n".join(lines), "synthetic"), topo)
+    assert len(f.problems) == 2
+    assert f.problems[0].startswith("NCCL chose SHM (through host memory) for GPU0-GPU1 (NV1) though NVLink connects them")
+    assert f.problems[1].startswith("NCCL chose SHM (through host memory) for GPU0-GPU5 though a ring over NVLink alone")

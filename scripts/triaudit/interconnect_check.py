@@ -187,35 +187,43 @@ def _judge_paths(log, topo, f, intra, nv, machine_nvlink, ring_possible, link_ma
             f.warnings.append("the log shows no connection line: one rank only, or the log ended before NCCL connected "
                               "(NCCL 2.22+ connects at the first collective)")
         return
-    bad: dict[str, set] = defaultdict(set)
+    LINKED, RING, ONE_NODE = ("though NVLink connects them", "though a ring over NVLink alone exists on this machine",
+                              "between GPUs of one node: P2P and SHM are off or failed")
+    bad: dict[tuple[str, str], set] = defaultdict(set)
     unavoidable: set[str] = set()
     shm_without_nvlink = set()
+    unknown = set()
     for c, a, b in intra:
         # Each direction prints its own line; a pair is named once, lower index first.
         pair = (f"GPU{min(a, b)}-GPU{max(a, b)}" if a is not None and b is not None
                 else f"rank {min(c.src_rank, c.dst_rank)}-rank {max(c.src_rank, c.dst_rank)}")
+        if link_matrix and (a is None or b is None or topo.link(a, b) is None):
+            unknown.add(pair)  # not judged: the matrix does not name both GPUs
+            continue
         linked = a is not None and b is not None and bool(nv(a, b))
         if c.transport in ("SHM", "NET"):
             what = "SHM (through host memory)" if c.transport == "SHM" else f"{c.kind} (the network card)"
             if linked:
-                bad[what].add(f"{pair} ({topo.link(a, b)})")
+                bad[(what, LINKED)].add(f"{pair} ({topo.link(a, b)})")
             elif machine_nvlink:
-                (bad[what] if ring_possible else unavoidable).add(pair)
+                if ring_possible:
+                    bad[(what, RING)].add(pair)
+                else:
+                    unavoidable.add(pair)
             elif c.transport == "SHM":
                 shm_without_nvlink.add(pair)
             else:
-                bad[what].add(pair)
-        elif c.transport == "P2P" and c.kind != "P2P/indirect" and machine_nvlink and a is not None and b is not None and not linked:
+                bad[(what, ONE_NODE)].add(pair)
+        elif c.transport == "P2P" and c.kind != "P2P/indirect" and machine_nvlink and not linked:
             code = topo.link(a, b)
             if ring_possible:
-                bad[f"P2P over PCIe"].add(f"{pair} ({code})")
+                bad[("P2P over PCIe", RING)].add(f"{pair} ({code})")
             else:
                 unavoidable.add(f"{pair} ({code})")
-    for k, (what, pairs) in enumerate(sorted(bad.items())):
-        reason = ("though NVLink connects them" if any("(NV" in p for p in pairs) else
-                  "though a ring over NVLink alone exists on this machine" if machine_nvlink else
-                  "between GPUs of one node: P2P and SHM are off or failed")
+    for k, ((what, reason), pairs) in enumerate(sorted(bad.items())):
         f.problems.append(f"NCCL chose {what} for {T._list(sorted(pairs))} {reason}" + ("" if k else f"; {FIXES}"))
+    if unknown:
+        f.notes.append(f"{T._list(sorted(unknown))}: not both in {topo.source}, not judged (a log of another machine?)")
     if unavoidable:
         f.notes.append(f"{T._list(sorted(unavoidable))}: no NVLink between these GPUs and no ring over NVLink alone "
                        "exists on this machine, so NCCL's ring crosses PCIe there")
