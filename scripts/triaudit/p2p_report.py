@@ -104,8 +104,9 @@ def matrix_table(rows: pd.DataFrame, n: int) -> pd.DataFrame:
     t = pd.DataFrame(index=[f"GPU{i}" for i in idx] + ["SUM"], columns=[f"GPU{j}" for j in idx] + ["total"], dtype=object)
     for i in idx:
         for j in idx:
-            v = vals.loc[i, j]
-            t.loc[f"GPU{i}", f"GPU{j}"] = "—" if i == j else ("" if pd.isna(v) else f"{v / 1e9:,.1f}" + ("*" if low.loc[i, j] is True else ""))
+            v, flag = vals.loc[i, j], low.loc[i, j]
+            star = "*" if not pd.isna(flag) and bool(flag) else ""
+            t.loc[f"GPU{i}", f"GPU{j}"] = "—" if i == j else ("" if pd.isna(v) else f"{v / 1e9:,.1f}{star}")
         t.loc[f"GPU{i}", "total"] = f"{vals.loc[i].sum(skipna=True) / 1e9:,.1f}"
     for j in idx:
         t.loc["SUM", f"GPU{j}"] = f"{vals[j].sum(skipna=True) / 1e9:,.1f}"
