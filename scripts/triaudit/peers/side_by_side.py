@@ -134,7 +134,7 @@ def _reason(corner: str, tool: str, ratio: float, peer_case: str, tri_case: str,
         if pa.get("algo") != ta.get("algo"):
             reasons.append(f"algorithm: triaudit ran algo:{ta.get('algo')}, {tool} algo:{pa.get('algo')}")
         nbytes = float(ta.get("bytes", 0) or 0)
-        if nbytes and nbytes < (1 << 20):
+        if nbytes and nbytes <= (1 << 20):
             reasons.append("statistic: at this size the time is latency, and nccl-tests' host-timed mean over "
                            "ranks of 20 iterations weighs launch gaps differently from triaudit's median")
         else:
