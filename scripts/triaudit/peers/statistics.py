@@ -72,8 +72,10 @@ def mamf(version: int, column: str, iterations: int | None = 100) -> str:
 PUBLISHED_BABELSTREAM = babelstream(100)
 PUBLISHED_MAMF_TABLE = ("max over shapes of the mean of 100 iterations after 50 warm-ups (the ml-engineering "
                         "comparison table's statistic)")
-PUBLISHED_NVBANDWIDTH = nvbandwidth(3)
+PUBLISHED_NVBANDWIDTH = nvbandwidth(3) + " (nvbandwidth's default; releases before the median reported the mean)"
 PUBLISHED_BANDWIDTHTEST_PINNED = "mean of 100 back-to-back copies in one CUDA-event region (bandwidthTest)"
-PUBLISHED_BANDWIDTHTEST_PAGEABLE = ("mean of 100 host-timed cudaMemcpy calls, a 256 MiB host buffer written "
-                                    "between them (bandwidthTest)")
+PUBLISHED_BANDWIDTHTEST_PAGEABLE = ("mean of 100 host-timed cudaMemcpy calls (bandwidthTest; newer versions write "
+                                    "a 256 MiB host buffer between them)")
 UNSTATED = "not stated by the source"
+EXPECTATION = "an expectation from the link's rate, not a measurement"
+TYPICAL = "typical values from several sources, not one measurement"
