@@ -316,8 +316,8 @@ def published_section(df: pd.DataFrame) -> Section:
     sec = Section("published", "Against published measurements")
     t = comparison_table(df)
     if not t.empty:
-        sec.tables.append(("This run beside other tools' published figures for the same card "
-                           "(a ratio far from 1 is a question to answer, not a verdict)", t))
+        sec.tables.append(("This run beside other tools' published figures for the same card, each side's statistic "
+                           "named (a ratio far from 1 is a question to answer, not a verdict)", t))
         sec.csv = t.reset_index()
     return sec
 
