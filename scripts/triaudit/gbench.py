@@ -13,11 +13,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .counters import is_energy
+from .counters import JUDGED_NAMES, is_energy
+
+try:  # optional: only speed depends on it
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    _orjson = None
 
 # The version of triaudit's result conventions (names, counters, context keys) that the executables
 # write as the context key `triaudit_schema_version` and exports carry. Files without it are older
@@ -66,6 +72,7 @@ class ResultFile:
     notes: list[str] = field(default_factory=list)               # what a reader should be told about the file
 
 
+@lru_cache(maxsize=65536)
 def case_name(name: str) -> str:
     parts = name.split("/")
     while len(parts) > 1 and _GB_SUFFIX.match(parts[-1]):
@@ -161,18 +168,20 @@ def parse_result(data: Any, path: Path) -> ResultFile:
         raise LoadError(f"{path}: 'benchmarks' is not an array")
     runs = []
     skipped_rows: dict[str, int] = {}
+    standard = STANDARD_FIELDS
     for i, e in enumerate(entries):
-        if not isinstance(e, dict):
+        if type(e) is not dict:
             raise LoadError(f"{path}: benchmarks[{i}] is not an object")
         name = e.get("run_name", e.get("name"))
-        if not isinstance(name, str) or not name:
+        if type(name) is not str or not name:
             raise LoadError(f"{path}: benchmarks[{i}] has no name")
-        if _is_complexity(e):
+        run_type = e.get("run_type", "iteration")
+        aggregate_name = e.get("aggregate_name", "")
+        if run_type == "aggregate" and _is_complexity(e):
             skipped_rows["complexity (BigO/RMS)"] = skipped_rows.get("complexity (BigO/RMS)", 0) + 1
             continue
-        status, message = _status(e)
-        run_type = e.get("run_type", "iteration")
-        if run_type not in ("iteration", "aggregate"):
+        status, message = _status(e) if ("error_occurred" in e or "skipped" in e) else ("ok", "")
+        if run_type != "iteration" and run_type != "aggregate":
             raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown run_type {run_type!r}")
         unit = e.get("time_unit", "ns")
         if unit not in TIME_UNITS:
@@ -183,30 +192,39 @@ def parse_result(data: Any, path: Path) -> ResultFile:
         if status == "ok":
             if "real_time" not in e:
                 raise LoadError(f"{path}: benchmarks[{i}] ({name}) has no real_time")
-            time_s = _number(e.get("real_time"), f"benchmarks[{i}] ({name}) real_time", path) * TIME_UNITS[unit]
-            broken = [] if math.isfinite(time_s) else [f"real_time is {_not_finite(time_s)}"]
-            for k, v in e.items():
-                if k in STANDARD_FIELDS or isinstance(v, bool) or not isinstance(v, (int, float)):
-                    continue
-                v = float(v)
-                if math.isfinite(v):
-                    counters[k] = v
-                elif math.isnan(v) and is_energy(k):
-                    continue  # unknown on this board: absent, never 0
-                else:
-                    broken.append(f"{k} is {_not_finite(v)}")
+            time_s = _number(e["real_time"], f"benchmarks[{i}] ({name}) real_time", path) * TIME_UNITS[unit]
+            # NaN time: the tool printed none (imported peer outputs); the case stands on its
+            # throughput counter then, and is an error without one. Infinity is never a time.
+            time_unknown = time_s != time_s
+            broken = [] if time_unknown or math.isfinite(time_s) else [f"real_time is {_not_finite(time_s)}"]
+            # Counters are read from repetitions and from the median aggregate (aggregates-only
+            # files); the mean/stddev/cv aggregates are never used, so their fields are not read.
+            if run_type == "iteration" or aggregate_name == "median":
+                for k in e.keys() - standard:
+                    v = e[k]
+                    t = type(v)  # exact types: bool is not a counter, strings are not numbers
+                    if t is float:
+                        if v - v == 0.0:  # finite
+                            counters[k] = v
+                        elif v != v and is_energy(k):
+                            continue  # unknown on this board: absent, never 0
+                        else:
+                            broken.append(f"{k} is {_not_finite(v)}")
+                    elif t is int:
+                        counters[k] = float(v)
+            if time_unknown and not any(k in JUDGED_NAMES for k in counters):
+                broken.append("real_time is NaN")
             if broken:
                 status, time_s, counters = "error", math.nan, {}
-                message = f"{path.name}: {case}: " + ", ".join(broken) + " (not a measurement)"
+                message = f"{path.name}: {case}: " + ", ".join(sorted(broken)) + " (not a measurement)"
         iterations = e.get("iterations", 0)
         rep = e.get("repetition_index")
         runs.append(Run(
-            case=case, run_type=run_type, aggregate_name=str(e.get("aggregate_name", "")),
-            repetition_index=int(rep) if isinstance(rep, (int, float)) and not isinstance(rep, bool)
-            and math.isfinite(rep) else None,
+            case=case, run_type=run_type, aggregate_name=str(aggregate_name),
+            repetition_index=int(rep) if type(rep) is int or (type(rep) is float and math.isfinite(rep)) else None,
             status=status, message=message,
-            time_s=time_s, iterations=int(iterations) if isinstance(iterations, (int, float))
-            and math.isfinite(iterations) else 0,
+            time_s=time_s, iterations=int(iterations) if type(iterations) is int or
+            (type(iterations) is float and math.isfinite(iterations)) else 0,
             counters=counters, label=str(e.get("label", ""))))
     _mark_conflicts(runs, path)
     notes = [f"{path.name}: {n} {what} row(s) skipped (no time of their own)" for what, n in skipped_rows.items()]
@@ -216,20 +234,36 @@ def parse_result(data: Any, path: Path) -> ResultFile:
     return ResultFile(path=path, context=context, runs=runs, skipped_rows=skipped_rows, notes=notes)
 
 
+def _fast_json(raw: bytes) -> Any:
+    """orjson where installed (several times faster on large files); None when it cannot decide, so
+    that the standard library parses instead: NaN/Infinity literals (Google Benchmark writes them),
+    and every error message."""
+    if _orjson is None:
+        return None
+    try:
+        return _orjson.loads(raw)
+    except (_orjson.JSONDecodeError, RecursionError, OverflowError):
+        return None
+
+
 def load_result(path: str | Path) -> ResultFile:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise LoadError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise LoadError(f"{path}: not UTF-8 text: {exc}") from exc
-    if not text.strip():
-        raise LoadError(f"{path}: empty file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LoadError(f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError as exc:
-        raise LoadError(f"{path}: JSON nested too deeply") from exc
+    data = _fast_json(raw)
+    if data is None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LoadError(f"{path}: not UTF-8 text: {exc}") from exc
+        if not text.strip():
+            raise LoadError(f"{path}: empty file")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise LoadError(f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        except RecursionError as exc:
+            raise LoadError(f"{path}: JSON nested too deeply") from exc
     return parse_result(data, path)

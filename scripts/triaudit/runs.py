@@ -96,12 +96,20 @@ def gpu_index(context: dict, run: RunInfo | None = None, file_name: str = "") ->
     return run.gpu_of(file_name)[1] if run is not None else ""
 
 
+def origin(context: dict) -> str:
+    """What wrote a file: "triaudit", or "peer:<tool>" for imported peer outputs (each tool's
+    import is its own run, kept beside triaudit's)."""
+    exe = str(context.get("executable", ""))
+    return exe if exe.startswith("peer:") else "triaudit"
+
+
 def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bool = False):
     """Rows of the runs to show, with the `card` column relabelled to the column each row belongs
-    to, and what to say about it: (rows, shown {column label: run description}, left_out [lines]).
+    to, and what to say about it: (rows, shown {column label: [run descriptions]}, left_out [lines]).
 
-    Default: per card, its newest run (by start time, then name); `all_runs`: every run its own
-    column, labelled "<card> · <run>". A run with several GPUs: one column per GPU ("· GPU <i>").
+    Default: per card and host (and per imported peer tool), the newest run (by start time, then
+    name); `all_runs`: every run its own column, "<card> · <run>". A card measured on several hosts
+    gets a column per host ("<card> · <host>"), a run with several GPUs one per GPU ("· GPU <i>").
     The real card name stays in `card_name`.
     """
     if df.empty:
@@ -109,25 +117,43 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
     # Decided per file (a file holds one card and one GPU), then mapped onto the rows.
     files = df[["file", "card", "run_dir"]].drop_duplicates("file")
     order = {d: (r.started, r.name, d) for d, r in runs.items()}
-    keep: set[str] = set()
+
+    def host(run_dir: str) -> str:
+        return runs[run_dir].host if run_dir in runs else ""
+
+    groups: dict[tuple, set[str]] = {}
+    for f, card, run_dir in files.itertuples(index=False):
+        groups.setdefault((card, host(run_dir), origin(contexts.get(f, {}))), set()).add(run_dir)
     left_out: list[str] = []
-    chosen: dict[str, list[str]] = {}
-    for card, g in files.groupby("card", sort=True):
-        dirs = sorted(set(g["run_dir"]), key=lambda d: order.get(d, ("", "", d)))
-        chosen[card] = dirs if all_runs else dirs[-1:]
+    chosen: dict[tuple, list[str]] = {}
+    for key in sorted(groups):
+        card, h, org = key
+        dirs = sorted(groups[key], key=lambda d: order.get(d, ("", "", d)))
+        chosen[key] = dirs if all_runs else dirs[-1:]
         if not all_runs and len(dirs) > 1:
             older = [runs[d].name if d in runs else d for d in dirs[:-1]]
-            left_out.append(f"{card}: newest run {runs[dirs[-1]].name if dirs[-1] in runs else dirs[-1]} shown; "
+            what = card + (f" on {h}" if h else "") + (f" ({org})" if org != "triaudit" else "")
+            left_out.append(f"{what}: newest run {runs[dirs[-1]].name if dirs[-1] in runs else dirs[-1]} shown; "
                             f"{len(older)} older run(s) left out ({', '.join(older[-5:])}"
                             + (", ..." if len(older) > 5 else "") + "; --all-runs shows every run)")
+    hosts_per_card: dict[str, set[str]] = {}
+    for card, h, _ in chosen:
+        hosts_per_card.setdefault(card, set()).add(h)
     labels: dict[str, str] = {}
-    shown: dict[str, str] = {}
-    for card, dirs in chosen.items():
+    shown: dict[str, list[str]] = {}
+    by_dir = {d: g for d, g in files.groupby("run_dir", sort=False)}
+    for (card, h, org), dirs in chosen.items():
         for run_dir in dirs:
-            g = files[(files["card"] == card) & (files["run_dir"] == run_dir)]
+            g = by_dir[run_dir]
+            g = g[(g["card"] == card) & [origin(contexts.get(f, {})) == org for f in g["file"]]]
             run = runs.get(run_dir)
             gpus = sorted({gpu_identity(contexts.get(f, {}), run, Path(f).name) for f in g["file"]} - {""})
-            base = f"{card}{_SEP}{run.name}" if all_runs and run is not None else card
+            if all_runs and run is not None:
+                base = f"{card}{_SEP}{run.name}"
+            elif len(hosts_per_card[card]) > 1:
+                base = f"{card}{_SEP}{h or 'unknown host'}"
+            else:
+                base = card
             for f in g["file"]:
                 ctx = contexts.get(f, {})
                 gpu, label = gpu_identity(ctx, run, Path(f).name), base
@@ -135,10 +161,11 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
                     idx = gpu_index(ctx, run, Path(f).name)
                     label = f"{base}{_SEP}GPU {idx if idx else gpus.index(gpu)}"
                 labels[f] = label
-                keep.add(f)
-                if run_dir in runs:
-                    shown[label] = runs[run_dir].describe()
-    df = df[df["file"].isin(keep)].copy()
+                if run is not None:
+                    desc = run.describe() + (f" ({org[5:]} import)" if org != "triaudit" else "")
+                    if desc not in shown.setdefault(label, []):
+                        shown[label].append(desc)
+    df = df[df["file"].isin(labels)].copy()
     df["card_name"] = df["card"]
     df["card"] = df["file"].map(labels)
     return df, shown, left_out

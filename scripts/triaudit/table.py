@@ -144,7 +144,8 @@ def _case_rows(rf: ResultFile, conflicts: dict[str, str]) -> list[tuple]:
             continue
         iterations = [r for r in runs if r.run_type == "iteration"]
         if iterations:
-            samples: dict[str, list[float]] = {"time_s": [r.time_s for r in iterations]}
+            times = [r.time_s for r in iterations if r.time_s == r.time_s]  # NaN: no time printed (peer imports)
+            samples: dict[str, list[float]] = {"time_s": times} if times else {}
             for r in iterations:
                 for k, v in r.counters.items():
                     samples.setdefault(k, []).append(v)
@@ -174,38 +175,38 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     df.attrs["runs"] each run folder to its RunInfo, df.attrs["notes"] says what was skipped.
     """
     files, notes = scan_paths(paths)
-    loaded: list[ResultFile] = [load_result(f) for f in files]
-    contexts = Shared((str(rf.path), rf.context) for rf in loaded)
-    by_dir: dict[Path, list[dict]] = {}
-    for rf in loaded:
-        by_dir.setdefault(rf.path.parent, []).append(rf.context)
-        notes.extend(rf.notes)
-    runs = Shared((str(d), read_run(d, ctxs)) for d, ctxs in by_dir.items())
-    notes.extend(r.manifest_note for r in runs.values() if r.manifest_note)
-
-    # A case reported by two files of one run and one GPU: a conflict naming both.
+    contexts = Shared()
+    runs = Shared()
+    # Read file by file, keeping only the compact columns (the parsed runs of 100 cards would
+    # not fit the memory budget). A case two files of one run and GPU both report is found as the
+    # second one arrives and fixed up at the end.
     owner: dict[tuple, str] = {}
-    conflicts: dict[str, dict[str, str]] = {}
-    for rf in loaded:
-        run = runs[str(rf.path.parent)]
-        key_base = (run.run_dir, card_of(rf.context), gpu_identity(rf.context, run, rf.path.name))
-        for case in {r.case for r in rf.runs}:
-            other = owner.setdefault((*key_base, case), str(rf.path))
-            if other != str(rf.path):
-                msg = f"conflict: {case} is in both {Path(other).name} and {rf.path.name} of one run"
-                conflicts.setdefault(str(rf.path), {})[case] = msg
-                conflicts.setdefault(other, {})[case] = msg
-
-    # Per-file and per-case columns once; metric rows refer to them by index.
+    conflicts: dict[tuple[str, str], str] = {}
     file_cols: dict[str, list] = {c: [] for c in ("card", "run", "file", "run_dir", "complete", "case")}
     metric_cols: dict[str, list] = {c: [] for c in ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")}
+    metric_lists = list(metric_cols.values())
     take: list[int] = []
-    for rf in loaded:
+    for path in files:
+        rf = load_result(path)
         f = str(rf.path)
-        run = runs[str(rf.path.parent)]
+        contexts[f] = rf.context
+        notes.extend(rf.notes)
+        run_dir = str(rf.path.parent)
+        run = runs.get(run_dir)
+        if run is None:
+            run = runs[run_dir] = read_run(rf.path.parent, [rf.context])
+            if run.manifest_note:
+                notes.append(run.manifest_note)
         card = card_of(rf.context)
+        key_base = (run_dir, card, gpu_identity(rf.context, run, rf.path.name))
+        for case in {r.case for r in rf.runs}:
+            other = owner.setdefault((*key_base, case), f)
+            if other != f:
+                msg = f"conflict: {case} is in both {Path(other).name} and {rf.path.name} of one run"
+                conflicts[(f, case)] = conflicts[(other, case)] = msg
         case_index: dict[str, int] = {}
-        for case, metric, med, lo, hi, spread, reps, status, message in _case_rows(rf, conflicts.get(f, {})):
+        for row in _case_rows(rf, {}):
+            case = row[0]
             i = case_index.get(case)
             if i is None:
                 i = case_index[case] = len(file_cols["case"])
@@ -216,8 +217,9 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
                 file_cols["complete"].append(run.complete)
                 file_cols["case"].append(case)
             take.append(i)
-            for col, v in zip(metric_cols, (metric, med, lo, hi, spread, reps, status, message)):
-                metric_cols[col].append(v)
+            for col, v in zip(metric_lists, row[1:]):
+                col.append(v)
+        del rf
     cases = pd.DataFrame(file_cols)
     if not cases.empty:
         parts = [_parts(c) for c in cases["case"]]
@@ -239,6 +241,17 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     for c in BASE_COLUMNS + ["run_dir", "complete"]:
         if c not in df.columns:
             df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
+    if conflicts:
+        pair = pd.Series(list(zip(df["file"], df["case"])), index=df.index)
+        hit = pair.isin(conflicts)
+        first = hit & ~pair.duplicated()
+        df = df[~hit | first].copy()
+        fixed = pair[df.index]
+        for col, v in (("metric", ""), ("median", math.nan), ("min", math.nan), ("max", math.nan),
+                       ("spread_pct", math.nan), ("reps", 0), ("status", "error")):
+            df.loc[first[df.index], col] = v
+        df.loc[first[df.index], "message"] = [conflicts[k] for k in fixed[first[df.index]]]
+        df = df.reset_index(drop=True)
     front = BASE_COLUMNS + ["complete", "run_dir"]
     df = df[front + [c for c in df.columns if c not in front]]
     df.attrs["contexts"] = contexts
