@@ -142,9 +142,9 @@ def cluster():
     (base / "slurm.conf").write_text(SLURM_CONF.format(
         host=host, base=base, cpus=cpus, user=user, ctld_port=_free_port(), d_port=_free_port(),
         srun_lo=60001 + lo % 2000, srun_hi=60001 + lo % 2000 + 100))
-    env = dict(os.environ, SLURM_CONF=str(base / "slurm.conf"),
-               PATH=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
-    env.pop("SLURM_JOB_ID", None)
+    # Nothing of an enclosing Slurm job (a CI runner can be one) may leak into this cluster's commands.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env.update(SLURM_CONF=str(base / "slurm.conf"), PATH=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
     c = Cluster(base, env, host, cpus)
     try:
         m = c.start("munged", [_which("munged"), "-F", f"--socket={base}/munge/munge.socket", f"--key-file={key}",
@@ -181,12 +181,14 @@ def test_srun_answers(cluster):
     assert r.stdout.split() == [socket.gethostname()] * n
 
 
-def test_fleet_job_without_gpu_records_no_cuda_device(cluster, tmp_path):
+def test_fleet_job_without_gpu_records_no_cuda_device(cluster, tmp_path, no_gpu_json):
     build = _build_dir()
     if not (build / "benchmarks" / "stream" / "triaudit_stream").exists():
         pytest.skip(f"{build} has no built executables (scripts/test.sh builds them first)")
     results = tmp_path / "fleet"
-    env = {k: v for k, v in cluster.env.items() if k != "CUDA_VISIBLE_DEVICES"}
+    # Devices hidden (sbatch passes the environment on), as the no_gpu_json fixture hides them: the
+    # same answer on a machine with a GPU.
+    env = dict(cluster.env, CUDA_VISIBLE_DEVICES="")
     sub = _triaudit(cluster, "slurm", "submit", "--nodes", "1", "--results", str(results), "--build-dir", str(build),
                     env=env)
     assert sub.returncode == 0, sub.stderr
@@ -204,13 +206,14 @@ def test_fleet_job_without_gpu_records_no_cuda_device(cluster, tmp_path):
     [status] = list((jobdir / "hosts").glob("*.status"))
     rec = json.loads(status.read_text())
     assert rec["state"] == "no CUDA device" and rec["exit_code"] == 77 and rec["slurm"]["job_id"] == job
-    assert rec["reason"].startswith("no CUDA device (cuda")  # CUDA's own words, from the real executable
+    said = json.loads(no_gpu_json.read_text())["context"]["gpu_unavailable_reason"]
+    assert rec["reason"] == f"no CUDA device ({said})"  # the real executable's own words, whole
     record = json.loads((jobdir / "job.record").read_text())
     assert record["nodes"] == [host] and record["srun_exit_code"] == 77
     fleet = (jobdir / "report" / "fleet.md").read_text()
     assert "Slurm: FAILED, exit code 77:0" in fleet
     assert "accounting storage is disabled on this cluster (no slurmdbd): asked scontrol" in fleet
-    assert f"| {host} | no CUDA device (exit 77): cuda" in fleet
+    assert f"| {host} | no CUDA device (exit 77): {said} |" in fleet
     assert "No result files: nothing was measured" in fleet
     assert (jobdir / "job.sbatch").exists()
 

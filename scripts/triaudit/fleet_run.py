@@ -24,7 +24,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -251,8 +250,18 @@ def _args_for(name: str, profile: str, extra: list[str], per_gpu: bool) -> list[
 
 
 def _no_device_reason(text: str) -> str:
-    m = re.search(r"no CUDA device \((.*?)\)", text)
-    return f"no CUDA device ({m.group(1)})" if m else "no CUDA device"
+    """"no CUDA device (<CUDA's reason>)" as the executable printed it; the reason may hold parentheses."""
+    start = text.find("no CUDA device (")
+    if start < 0:
+        return "no CUDA device"
+    depth = 0
+    for i in range(start + len("no CUDA device "), len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i + 1]
+        if text[i] == "\n":
+            break
+    return "no CUDA device"
 
 
 def _probe(exe: Path, name: str, staging: Path, profile: str, env: dict) -> tuple[int, str]:

@@ -81,11 +81,13 @@ def _identity(path: Path, ctx: dict, manifest: dict) -> dict | None:
     uuid = str(ctx.get("gpu_uuid") or from_manifest.get("uuid") or "")
     if uuid.startswith("unknown"):
         uuid = str(from_manifest.get("uuid", ""))
-    index = ctx.get("gpu_index", from_manifest.get("index", "?"))
+    index = str(ctx.get("gpu_index", ""))
+    if not index.isdigit():  # not recorded, or a placeholder for "not set": the manifest knows
+        index = str(from_manifest.get("index", index or "?"))
     host = ctx.get("host") or manifest.get("host") or ctx.get("host_name") or "?"
     return {"model": str(ctx.get("gpu_name", "unknown card")),
             "driver": str(ctx.get("driver_version") or "unknown driver"),
-            "host": str(host), "gpu_index": str(index), "gpu_uuid": uuid or "?",
+            "host": str(host), "gpu_index": index, "gpu_uuid": uuid or "?",
             "gpu": uuid or f"{host}:{index}:{path.parent}",
             "siblings_loaded": str(ctx.get("siblings_loaded", "unknown"))}
 
