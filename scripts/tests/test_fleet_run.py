@@ -256,3 +256,13 @@ def test_no_device_reason_keeps_nested_parentheses():
     assert FR._no_device_reason("x: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected): y") == \
         "no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)"
     assert FR._no_device_reason("nothing said") == "no CUDA device"
+
+
+def test_plain_run_says_the_whole_no_device_reason(tmp_path, stream_exe, no_gpu_json, monkeypatch):
+    """`triaudit run` (runner.py) reads the same line: its message must keep the reason whole too."""
+    from triaudit import runner
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    out = runner.run_suite(stream_exe.parents[2], tmp_path, "quick", ["stream"], log=lambda m: None)
+    said = json.loads(no_gpu_json.read_text())["context"]["gpu_unavailable_reason"]
+    assert out.exit_code == 77
+    assert out.message == f"no CUDA device ({said}): nothing measured, nothing written"

@@ -249,19 +249,7 @@ def _args_for(name: str, profile: str, extra: list[str], per_gpu: bool) -> list[
     return args
 
 
-def _no_device_reason(text: str) -> str:
-    """"no CUDA device (<CUDA's reason>)" as the executable printed it; the reason may hold parentheses."""
-    start = text.find("no CUDA device (")
-    if start < 0:
-        return "no CUDA device"
-    depth = 0
-    for i in range(start + len("no CUDA device "), len(text)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[start:i + 1]
-        if text[i] == "\n":
-            break
-    return "no CUDA device"
+_no_device_reason = runner.no_device_reason
 
 
 def _probe(exe: Path, name: str, staging: Path, profile: str, env: dict) -> tuple[int, str]:

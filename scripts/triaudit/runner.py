@@ -234,9 +234,8 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
         reason = "no CUDA device"
         for e in manifest["executables"]:
             text = (staging / e["log"]).read_text(errors="replace")
-            m = re.search(r"no CUDA device \((.*?)\)", text)
-            if m:
-                reason = f"no CUDA device ({m.group(1)})"
+            if no_device_reason(text) != "no CUDA device":
+                reason = no_device_reason(text)
                 break
         shutil.rmtree(staging, ignore_errors=True)
         _tidy_incoming(results)
@@ -272,6 +271,22 @@ def _torch_anchor(staging: Path, log, timeout_s: float = 300.0) -> str:
     last = text[-1] if text else ""
     log(f"  torch anchor: {last}")
     return {0: "measured", 77: "skipped"}.get(p.returncode, f"failed (exit {p.returncode})") + f": {last}"
+
+
+def no_device_reason(text: str) -> str:
+    """"no CUDA device (<CUDA's reason>)" as an executable printed it; the reason may hold parentheses
+    ("no NVIDIA driver found (libcuda.so.1 not loadable)"), so they are matched, not cut at the first ')'."""
+    start = text.find("no CUDA device (")
+    if start < 0:
+        return "no CUDA device"
+    depth = 0
+    for i in range(start + len("no CUDA device "), len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start:i + 1]
+        if text[i] == "\n":
+            break
+    return "no CUDA device"
 
 
 def _raise_interrupt(signum, frame):
