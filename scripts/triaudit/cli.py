@@ -29,7 +29,7 @@ def cmd_run(a) -> int:
 def cmd_report(a) -> int:
     from . import report
     try:
-        written = report.write_report(a.paths or [a.results], a.out, a.include_incomplete)
+        written = report.write_report(a.paths or [a.results], a.out, a.include_incomplete, all_runs=a.all_runs)
     except LoadError as exc:
         print(f"triaudit report: {exc}", file=sys.stderr)
         return 2
@@ -106,9 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="tables (Markdown, CSV) and plots from result files or folders")
     rep.add_argument("paths", nargs="*", type=Path, help="result files or folders (default: --results)")
-    rep.add_argument("--results", type=Path, default=Path("results"))
-    rep.add_argument("--out", type=Path, default=Path("report"))
+    rep.add_argument("--results", type=Path, default=Path("results"), help="results folder read when no paths are given")
+    rep.add_argument("--out", type=Path, default=Path("report"),
+                     help="folder for report.md, report.html, the CSV tables and PNG plots (made if missing)")
     rep.add_argument("--include-incomplete", action="store_true", help="include interrupted runs (left out by default)")
+    rep.add_argument("--all-runs", action="store_true",
+                     help="every run its own column (default: each card's newest complete run, named under each table)")
     rep.set_defaults(func=cmd_report)
 
     c = sub.add_parser("compare", help="verdict per case between two runs; exit 1 when something got slower")

@@ -2,21 +2,30 @@
 self-contained HTML page (tables and plots embedded; opens with no server).
 
 Cards are columns; cells are the median over repetitions ± half the min-max range, with the
-fraction of the datasheet peak where the card is known (specs.py). Runs whose manifest says
-they were interrupted are left out unless asked for, and listed. Never writes over an input.
+fraction of the datasheet peak where the card is known (specs.py). Each card's column comes from
+its newest complete run, named under every table (runs.py); `all_runs` gives every run its own
+column. Runs whose manifest says they were interrupted are left out unless asked for, and listed.
+An empty report says why it is empty and what it will hold. Never writes over an input.
 """
 from __future__ import annotations
 
 import base64
+import datetime as _dt
 import html
 import io
+import subprocess
 from pathlib import Path
 
 import pandas as pd
 
-from . import corners
+from . import __version__, corners, runs as R
 from .frames import unknown_cards
-from .table import expand_paths, load_table
+from .table import BASE_COLUMNS, Shared, load_table, scan_paths
+
+WHAT_IT_HOLDS = ("When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
+                 "(HBM and L2), GEMM throughput per precision against the datasheet and a measured roofline, "
+                 "host/device copies, kernel launch cost eager vs CUDA Graph, NCCL allreduce bandwidth, and "
+                 "the run beside other tools' published figures.")
 
 
 class ReportError(ValueError):
@@ -27,9 +36,9 @@ def _md_table(t: pd.DataFrame) -> str:
     idx_names = [n or "" for n in (t.index.names or [""])]
     cols = [str(c) for c in t.columns]
     lines = ["| " + " | ".join(idx_names + cols) + " |", "|" + "---|" * (len(idx_names) + len(cols))]
-    for key, row in t.iterrows():
+    for key, row in zip(t.index, t.itertuples(index=False, name=None)):
         keys = key if isinstance(key, tuple) else (key,)
-        vals = ["" if pd.isna(v) else str(v) for v in row.tolist()]
+        vals = ["" if pd.isna(v) else str(v) for v in row]
         lines.append("| " + " | ".join([str(k) for k in keys] + vals) + " |")
     return "\n".join(lines)
 
@@ -40,40 +49,91 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
-def build(paths: list[Path], include_incomplete: bool = False):
-    files = expand_paths(paths)
-    df = load_table(files)
-    header = ["# triaudit report", ""]
-    if not df.empty and "complete" in df:
-        partial = sorted(set(df.loc[~df["complete"], "run"]))
+def _source_commit() -> str:
+    """The commit of the triaudit that made the report (its checkout), "unknown" outside git."""
+    try:
+        out = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty",
+                              "--abbrev=12"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, include_incomplete: bool) -> list[str]:
+    if not files:
+        return ["No result files: no runs yet. Run the suite on a GPU machine (`triaudit run`, or "
+                "`bash scripts/main.sh`) and render this report again."]
+    if all_rows.empty:
+        return ["The result files hold no cases."]
+    if not df.empty and (df["status"] == "ok").any():
+        return []
+    if not include_incomplete and not all_rows.empty and not all_rows["complete"].all() and df.empty:
+        return ["Every run was interrupted and is left out; `--include-incomplete` shows what they measured."]
+    if set(all_rows["card"]) <= {"no GPU"}:
+        reasons = sorted({m for m in all_rows["message"] if isinstance(m, str) and "no CUDA device" in m})
+        why = reasons[0].removeprefix("skipped: ") if reasons else "no CUDA device"
+        return [f"Every result file was written on a machine without a usable GPU ({why}): nothing was measured. "
+                "Run the suite on a GPU machine."]
+    counts = df["status"].value_counts().to_dict() if not df.empty else {}
+    return [f"No case was measured: {', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none ran'} "
+            "(reasons under each corner)."]
+
+
+def build(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False):
+    files, skipped = scan_paths(paths)
+    all_rows = load_table(files)
+    df = all_rows
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    header = ["# triaudit report", "", f"Made {now} by triaudit {__version__}, commit {_source_commit()}."]
+    header += list(skipped) + list(all_rows.attrs.get("notes", ()))
+    if not df.empty:
+        partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"]))
         if partial:
             header.append(("Interrupted runs (marked incomplete in their manifest), " +
                            ("included" if include_incomplete else "left out") + ": " + ", ".join(partial)) + ".")
-            header.append("")
             if not include_incomplete:
-                df = df[df["complete"]]
+                df = df[df["complete"].astype(bool)]
+    df, shown, left_out = R.select(df, all_rows.attrs.get("runs", {}), all_rows.attrs.get("contexts", {}), all_runs)
+    for k, v in all_rows.attrs.items():
+        df.attrs[k] = v
+    df.attrs["shown"] = Shared(shown)
+    header += left_out
     cards = sorted(c for c in df["card"].dropna().unique()) if not df.empty else []
-    header.append(f"{len(files)} result file(s); cards: {', '.join(cards) if cards else 'none'}.")
+    header.append(f"{len(files)} result file(s); " + ("columns" if all_runs else "cards") +
+                  f": {', '.join(cards) if cards else 'none'}.")
     unlatched = sorted(f for f, ctx in df.attrs.get("contexts", {}).items()
                        if str(ctx.get("stream_latch", "on")).startswith("off")) if not df.empty else []
     if unlatched:
         header.append("Measured with the stream hold off (TRIAUDIT_NO_LATCH, for profilers): their times include "
                       "launch gaps: " + ", ".join(Path(f).name for f in unlatched) + ".")
-    unknown = unknown_cards(cards)
+    unknown = unknown_cards(sorted(set(df["card_name"]))) if not df.empty else []
     if unknown:
         header.append(f"No datasheet figures for {', '.join(unknown)}: no fraction of peak is shown for "
                       "them (the device-reported memory peak still is).")
-    if not files:
-        header.append("No result files found: run the suite on a GPU first (`triaudit run`).")
+    empty = _why_empty(files, all_rows, df, include_incomplete)
+    if empty:
+        header += empty + [WHAT_IT_HOLDS]
     header.append("")
     return df, header, corners.all_sections(df) if not df.empty else []
 
 
-def write_report(paths: list[Path], out: Path, include_incomplete: bool = False) -> list[Path]:
-    files = expand_paths(paths)
+def _runs_under(t: pd.DataFrame, shown: dict) -> str:
+    """The run behind each column of a table, named under it."""
+    labels = [str(c) for c in t.columns]
+    for level in range(t.index.nlevels):
+        labels += [str(v) for v in t.index.get_level_values(level).unique()]
+    named = [f"{label}: {'; '.join(shown[label])}" for label in dict.fromkeys(labels) if label in shown]
+    return ("Runs: " + " | ".join(named)) if named else ""
+
+
+def write_report(paths: list[Path], out: Path, include_incomplete: bool = False, *, all_runs: bool = False) -> list[Path]:
+    files, _ = scan_paths(paths)
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ReportError(f"--out {out}: exists and is not a folder (the report is a folder of files)")
     inputs = {f.resolve() for f in files}
-    df, header, sections = build(files, include_incomplete)
+    df, header, sections = build(paths, include_incomplete, all_runs)
+    shown = df.attrs.get("shown", {})
     names = ["report.md", "report.html", "tidy.csv"] + [f"{s.key}.csv" for s in sections] + \
             [f"{stem}.png" for s in sections for stem, _, _ in s.figures]
     if not sections:
@@ -81,19 +141,25 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False)
     for n in names:
         if (out / n).resolve() in inputs:
             raise ReportError(f"refusing to write {out / n}: it is one of the inputs")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ReportError(f"--out {out}: cannot be made: {e.strerror or e}") from e
     written: list[Path] = []
 
-    md = list(header)
-    body = [f"<h1>triaudit report</h1>"] + [f"<p>{html.escape(h)}</p>" for h in header[2:] if h]
+    md = [header[0], ""] + [x for h in header[2:] if h for x in (h, "")]
+    body = ["<h1>triaudit report</h1>"] + [f"<p>{html.escape(h)}</p>" for h in header[2:] if h]
     for s in sections:
         if not s.tables and not s.figures and not s.notes:
             continue
         md += [f"## {s.title}", ""]
         body.append(f"<h2>{html.escape(s.title)}</h2>")
         for caption, t in s.tables:
-            md += [f"### {caption}", "", _md_table(t), ""]
+            under = _runs_under(t, shown)
+            md += [f"### {caption}", "", _md_table(t), ""] + ([under, ""] if under else [])
             body += [f"<h3>{html.escape(caption)}</h3>", t.to_html(escape=True, na_rep="", border=0)]
+            if under:
+                body.append(f"<p class='runs'>{html.escape(under)}</p>")
         for stem, caption, fig in s.figures:
             data = _png(fig)
             (out / f"{stem}.png").write_bytes(data)
@@ -120,11 +186,15 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False)
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>triaudit report</title><style>"
             "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
             "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-            "th{background:#f4f4f4}img{max-width:100%}figcaption{color:#555;font-size:90%}</style></head><body>"
+            "th{background:#f4f4f4}img{max-width:100%}figcaption{color:#555;font-size:90%}"
+            ".runs{color:#555;font-size:85%}</style></head><body>"
             + "\n".join(body) + "</body></html>\n")
     (out / "report.html").write_text(page, encoding="utf-8")
     written.insert(1, out / "report.html")
-    df.drop(columns=[c for c in df.columns if c == "file"]).to_csv(out / "tidy.csv", index=False) if not df.empty else \
-        pd.DataFrame().to_csv(out / "tidy.csv", index=False)
+    # Always with its header, so scripts reading it need no special case for an empty report.
+    tidy = df.drop(columns=[c for c in ("file", "run_dir") if c in df.columns])
+    if tidy.empty:
+        tidy = pd.DataFrame(columns=[c for c in BASE_COLUMNS if c != "file"] + ["complete"])
+    tidy.to_csv(out / "tidy.csv", index=False)
     written.append(out / "tidy.csv")
     return written

@@ -145,7 +145,7 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
     for (card, h, org), dirs in chosen.items():
         for run_dir in dirs:
             g = by_dir[run_dir]
-            g = g[(g["card"] == card) & [origin(contexts.get(f, {})) == org for f in g["file"]]]
+            g = g[(g["card"] == card) & g["file"].map(lambda f: origin(contexts.get(f, {})) == org)]
             run = runs.get(run_dir)
             gpus = sorted({gpu_identity(contexts.get(f, {}), run, Path(f).name) for f in g["file"]} - {""})
             if all_runs and run is not None:
