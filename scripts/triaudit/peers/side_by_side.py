@@ -166,15 +166,17 @@ def side_by_side(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     peer = df[df["corner"] == "peer"]
     if peer.empty:
         return pd.DataFrame(), notes
+    # The report may relabel `card` per run or host; the GPU's own name is then in `card_name`.
+    card_col = "card_name" if "card_name" in df else "card"
     tri = df[(df["corner"] != "peer") & (df["status"] == "ok")].copy()
-    tri["card_key"] = tri["card"].map(card_key)
+    tri["card_key"] = tri[card_col].map(card_key)
     rows = []
     unmatched: dict[tuple, int] = {}
     for f, g in peer.groupby("file"):
         ctx = contexts.get(f, {})
         tool = str(ctx.get("peer_tool", g["op"].iloc[0]))
         version = ctx.get("peer_tool_version", "")
-        card = g["card"].iloc[0]
+        card = g[card_col].iloc[0]
         if ctx.get("peer_not_read") and ctx["peer_not_read"] != "nothing":
             notes.append(f"{card}, {tool} ({f.split('/')[-1]}): not in the output: {ctx['peer_not_read']}")
         bad = g[g["status"] != "ok"]
