@@ -189,7 +189,9 @@ class _Chains:
         with open(log_path, "w", encoding="utf-8") as logf:
             logf.write("$ " + " ".join(cmd) + "\n")
             logf.flush()
-            with self.lock:
+            with self.lock:  # interrupt() holds it too: nothing starts after it has stopped the others
+                if self.stop.is_set():
+                    return None
                 proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env)
                 self.procs.add(proc)
             try:
