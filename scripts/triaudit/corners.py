@@ -55,9 +55,10 @@ def stream_section(df: pd.DataFrame) -> Section:
         l2 = stream_report.l2_table(s, card_contexts(df))
         if not l2.empty:
             sec.tables.append(("L2-resident: best hot bandwidth (GB/s)", l2))
-        fig = stream_report.plot_figure(df)
+        drawn, note = F.plotted(df)
+        fig = stream_report.plot_figure(drawn)
         if fig is not None:
-            sec.figures.append(("stream_bandwidth", "STREAM bandwidth against working-set size", fig))
+            sec.figures.append(("stream_bandwidth", "STREAM bandwidth against working-set size" + note, fig))
         sec.csv = stream_report.csv_table(df)
     sec.notes = _not_measured(df, "stream")
     return sec
@@ -96,9 +97,11 @@ def gemm_section(df: pd.DataFrame) -> Section:
             sec.tables.append(("Hand-written ladder (TFLOP/s, × cuBLASLt on the same shape)",
                                F.pivot_cells(lad, ["op", "size"],
                                              lambda r: F.fmt(r["median"], 1e12, 1) + (f" (×{r['ratio']:.2f})" if not math.isnan(r["ratio"]) else ""))))
-        fig = gemm_figure(_library(g))
+        drawn, note = F.plotted(_library(g))
+        fig = gemm_figure(drawn)
         if fig is not None:
-            sec.figures.append(("gemm_by_precision", "Best GEMM throughput per precision beside the datasheet peak", fig))
+            sec.figures.append(("gemm_by_precision", "Best GEMM throughput per precision beside the datasheet peak" + note,
+                                fig))
         sec.csv = g[["card", "case", "op", "variant", "layout", "m", "n", "k", "metric", "median", "spread_pct", "reps"]
                     if "layout" in g else ["card", "case", "median"]]
     sec.notes = _not_measured(df, "gemm")
@@ -201,9 +204,11 @@ def memcpy_section(df: pd.DataFrame) -> Section:
         if not small.empty:
             sec.tables.append(("Smallest size: time per copy (µs)",
                                F.pivot_cells(small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6, 1))))
-        fig = memcpy_figure(bw)
+        drawn, note = F.plotted(bw)
+        fig = memcpy_figure(drawn)
         if fig is not None:
-            sec.figures.append(("memcpy_bandwidth", "Copy bandwidth against size: pinned vs pageable and the rest", fig))
+            sec.figures.append(("memcpy_bandwidth", "Copy bandwidth against size: pinned vs pageable and the rest" + note,
+                                fig))
         sec.csv = bw[["card", "case", "op", "variant", "bytes", "median", "spread_pct", "reps"]]
     ov = F.metric(df, "memcpy", "hidden_fraction")
     if not ov.empty:
@@ -257,7 +262,8 @@ def launch_section(df: pd.DataFrame) -> Section:
     if not chain.empty:
         plt = _plt()
         fig, ax = plt.subplots(figsize=(7, 4.2))
-        for (card, variant), line in chain.groupby(["card", "variant"]):
+        drawn, note = F.plotted(chain)
+        for (card, variant), line in drawn.groupby(["card", "variant"]):
             line = line.sort_values("kernels")
             ax.plot(line["kernels"], line["median"] * 1e6, marker="o", label=f"{card}: {variant}")
         ax.set_xscale("log")
@@ -268,7 +274,7 @@ def launch_section(df: pd.DataFrame) -> Section:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        sec.figures.append(("launch_eager_vs_graph", "Per-kernel cost of a chain, eager vs graph", fig))
+        sec.figures.append(("launch_eager_vs_graph", "Per-kernel cost of a chain, eager vs graph" + note, fig))
     sec.csv = t[["card", "case", "op", "variant", "median", "spread_pct", "reps"]] if not t.empty else None
     sec.notes = _not_measured(df, "launch")
     return sec
@@ -293,7 +299,7 @@ def allreduce_section(df: pd.DataFrame) -> Section:
         plt = _plt()
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
         multi = alg["ranks"].fillna(1).max() > 1
-        series = bus if multi else alg
+        series, note = F.plotted(bus if multi else alg)
         for (card, op, variant), line in series.groupby(["card", "op", "variant"]):
             line = line.sort_values("bytes")
             ax.plot(line["bytes"], line["median"] / 1e9, marker="o", markersize=3, label=f"{card}: {op} {variant}")
@@ -305,7 +311,7 @@ def allreduce_section(df: pd.DataFrame) -> Section:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
         fig.tight_layout()
-        sec.figures.append(("allreduce_bandwidth", "Allreduce bandwidth against message size", fig))
+        sec.figures.append(("allreduce_bandwidth", "Allreduce bandwidth against message size" + note, fig))
         sec.csv = alg[["card", "case", "op", "variant", "bytes", "ranks", "median", "spread_pct", "reps"]]
     sec.notes = _not_measured(df, "allreduce")
     return sec
@@ -328,7 +334,8 @@ def all_sections(df: pd.DataFrame) -> list[Section]:
     secs.append(fleet_report.fleet_section(df))  # whole-node runs: every GPU against its siblings
     secs.append(peer_report.peer_section(df))  # imported peer tools beside triaudit (triaudit import)
     secs += p2p_report.sections(df)  # GPU x GPU copy matrices, allreduce scaling over GPU counts
-    fig = roofline_figure(df)
+    drawn, note = F.plotted(df)
+    fig = roofline_figure(drawn)
     if fig is not None:
-        secs[1].figures.insert(0, ("roofline", "Measured roofline per card", fig))
+        secs[1].figures.insert(0, ("roofline", "Measured roofline per card" + note, fig))
     return secs

@@ -76,5 +76,22 @@ def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn) -> pd.DataFrame:
     return rows.pivot_table(index=index, columns="card", values="cell", aggfunc="first", observed=True)
 
 
+# Plots draw at most this many columns (cards, or runs with --all-runs): a figure with a hundred
+# cards is unreadable and takes minutes to lay out. The tables and CSV files hold every column.
+MAX_PLOT_COLUMNS = 6
+
+
+def plotted(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows of the first MAX_PLOT_COLUMNS columns (sorted), and a caption note naming what is left out."""
+    if rows.empty or "card" not in rows:
+        return rows, ""
+    cards = sorted(rows["card"].dropna().unique())
+    if len(cards) <= MAX_PLOT_COLUMNS:
+        return rows, ""
+    keep = cards[:MAX_PLOT_COLUMNS]
+    return rows[rows["card"].isin(keep)], (f" (drawn: {len(keep)} of {len(cards)} columns, {', '.join(keep)}; "
+                                           "every column is in the tables and CSV files)")
+
+
 def unknown_cards(cards) -> list[str]:
     return sorted(c for c in cards if c != "no GPU" and match_card(c) is None)

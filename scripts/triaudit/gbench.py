@@ -130,22 +130,33 @@ def _mark_conflicts(runs: list[Run], path: Path) -> None:
     """Rows that cannot be told apart are not repetitions: each case whose iteration rows repeat a
     repetition_index (or lack one and come twice), or whose aggregate of one kind comes twice,
     becomes an error naming the file, instead of being pooled into one wide-spread case."""
-    seen: dict[tuple, list[Run]] = {}
+    seen: set[tuple] = set()
+    dup: set[tuple] = set()
+    for r in runs:  # a set first: conflicts are rare, and this runs over every row of every file
+        if r.status == "ok":
+            key = (r.case, r.run_type, r.aggregate_name if r.run_type == "aggregate" else r.repetition_index)
+            if key in seen:
+                dup.add(key)
+            seen.add(key)
+    if not dup:
+        return
+    counts: dict[tuple, int] = {}
     for r in runs:
         if r.status == "ok":
             key = (r.case, r.run_type, r.aggregate_name if r.run_type == "aggregate" else r.repetition_index)
-            seen.setdefault(key, []).append(r)
+            if key in dup:
+                counts[key] = counts.get(key, 0) + 1
     bad: dict[str, str] = {}
-    for (case, run_type, which), rows in seen.items():
-        if len(rows) < 2 or case in bad:
+    for (case, run_type, which), n in counts.items():
+        if case in bad:
             continue
         if run_type == "aggregate":
-            what = f"{len(rows)} '{which or 'unnamed'}' aggregate rows"
+            what = f"{n} '{which or 'unnamed'}' aggregate rows"
         elif which is None:
-            what = (f"{len(rows)} rows without a repetition_index (repetitions are told apart by it; Google "
+            what = (f"{n} rows without a repetition_index (repetitions are told apart by it; Google "
                     f"Benchmark before 1.5 did not write it)")
         else:
-            what = f"{len(rows)} rows for repetition {which} (a duplicated case, not repetitions)"
+            what = f"{n} rows for repetition {which} (a duplicated case, not repetitions)"
         bad[case] = f"{path.name}: conflict: {what} named {case}"
     for r in runs:
         if r.case in bad:

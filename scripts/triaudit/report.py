@@ -192,9 +192,9 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False,
     (out / "report.html").write_text(page, encoding="utf-8")
     written.insert(1, out / "report.html")
     # Always with its header, so scripts reading it need no special case for an empty report.
-    tidy = df.drop(columns=[c for c in ("file", "run_dir") if c in df.columns])
-    if tidy.empty:
-        tidy = pd.DataFrame(columns=[c for c in BASE_COLUMNS if c != "file"] + ["complete"])
-    tidy.to_csv(out / "tidy.csv", index=False)
+    if df.empty:
+        pd.DataFrame(columns=[c for c in BASE_COLUMNS if c != "file"] + ["complete"]).to_csv(out / "tidy.csv", index=False)
+    else:
+        df.to_csv(out / "tidy.csv", index=False, columns=[c for c in df.columns if c not in ("file", "run_dir")])
     written.append(out / "tidy.csv")
     return written

@@ -165,7 +165,10 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
                     desc = run.describe() + (f" ({org[5:]} import)" if org != "triaudit" else "")
                     if desc not in shown.setdefault(label, []):
                         shown[label].append(desc)
-    df = df[df["file"].isin(labels)].copy()
+    if len(labels) < len(files):
+        df = df[df["file"].isin(labels)].copy()
+    else:  # nothing left out: no copy (a hundred cards' rows are hundreds of MB)
+        df = df.copy(deep=False)
     df["card_name"] = df["card"]
     df["card"] = df["file"].map(labels)
     return df, shown, left_out
