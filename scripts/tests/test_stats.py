@@ -42,9 +42,12 @@ def test_noise_is_not_a_regression():
     assert v.verdict == "uncertain", v
 
 
-def test_too_few_repetitions_is_uncertain_never_same():
+def test_too_few_repetitions_is_untested_never_same_and_keeps_the_change():
     v = decide([100.0, 100.0, 100.0], [100.0, 100.0, 100.0], higher_is_better=True)
-    assert v.verdict == "uncertain" and "too few repetitions" in v.reason
+    assert v.verdict == "untested" and "too few repetitions" in v.reason
+    # 1 s -> 1000 s in one repetition: a time 1000x longer, 99900 % worse, said as such (not nan).
+    v = decide([1.0], [1000.0], higher_is_better=False)
+    assert v.verdict == "untested" and v.change == pytest.approx(-999.0) and "+99900.0% not tested" in v.reason
 
 
 # p-values the hand-written test gave before SciPy replaced it (exact enumeration of every split of

@@ -37,14 +37,17 @@ def cmd_report(a) -> int:
         print(f"triaudit report: {exc}", file=sys.stderr)
         return 2
     for p in written:
-        print(f"wrote {p}")
+        say(f"wrote {p}")
     return 0
 
 
 def cmd_compare(a) -> int:
     from . import compare as C
     try:
-        result = C.compare(a.baseline, a.new, a.alpha, a.min_effect, a.min_repetitions, a.allow_different, a.allow_incomplete)
+        if not 0 <= a.max_untested_change:
+            raise C.CompareError(f"--max-untested-change {a.max_untested_change}: must be 0 or more (0.10 = 10 %)")
+        result = C.compare(a.baseline, a.new, a.alpha, a.min_effect, a.min_repetitions, a.allow_different, a.allow_incomplete,
+                           a.max_untested_change, a.allow_algo_change)
         problems = C.comparability(C.load_samples(a.baseline), C.load_samples(a.new)) if a.allow_different else []
     except (C.CompareError, LoadError) as exc:
         print(f"triaudit compare: {exc}", file=sys.stderr)
@@ -54,9 +57,14 @@ def cmd_compare(a) -> int:
         if a.markdown.resolve() in {p.resolve() for p in (a.baseline, a.new)}:
             print(f"triaudit compare: refusing to write over an input: {a.markdown}", file=sys.stderr)
             return 2
-        a.markdown.write_text(md + "\n", encoding="utf-8")
-    print(md)
-    return 1 if (not result.empty and (result["verdict"] == "slower").any()) else 0
+        try:
+            a.markdown.write_text(md + "\n", encoding="utf-8")
+        except OSError as exc:
+            print(f"triaudit compare: --markdown {a.markdown}: cannot be written: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    code = C.exit_code(result)
+    say(md)
+    return code
 
 
 def cmd_history(a) -> int:
@@ -66,11 +74,11 @@ def cmd_history(a) -> int:
     except (C.CompareError, LoadError) as exc:
         print(f"triaudit history: {exc}", file=sys.stderr)
         return 2
-    for p in written:
-        print(f"wrote {p}")
     slower = table[table["verdict"] == "slower"]
+    for p in written:
+        say(f"wrote {p}")
     for _, r in slower.iterrows():
-        print(f"regression: {r['case']} in {r['run']}")
+        say(f"regression: {r['case']} in {r['run']}")
     return 1 if not slower.empty else 0
 
 
@@ -78,6 +86,24 @@ def cmd_import(a) -> int:
     from .peers.importer import run_import
     command = "triaudit import " + " ".join([a.tool, *map(str, a.files)] + (["--card", a.card] if a.card else []))
     return run_import(a.tool, a.files, a.results, a.card, a.buffer_size, command)
+
+
+def say(text: str) -> None:
+    """print() for results: a reader that went away (`| head`) ends the output, not the command
+    with a traceback; the exit code still says what was found."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        _silence_stdout()
+
+
+def _silence_stdout() -> None:
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _stat_args(p) -> None:
@@ -114,18 +140,23 @@ def build_parser() -> argparse.ArgumentParser:
                      help="every run its own column (default: each card's newest complete run, named under each table)")
     rep.set_defaults(func=cmd_report)
 
-    c = sub.add_parser("compare", help="verdict per case between two runs; exit 1 when something got slower")
-    c.add_argument("baseline", type=Path)
-    c.add_argument("new", type=Path)
+    c = sub.add_parser("compare", help="verdict per case between two runs: exit 0 no regression, 1 regression, "
+                                       "2 bad input, 3 nothing could be judged")
+    c.add_argument("baseline", type=Path, help="the baseline run (a run folder or result files)")
+    c.add_argument("new", type=Path, help="the run to judge against it")
     _stat_args(c)
+    c.add_argument("--max-untested-change", type=float, default=0.10,
+                   help="a slowdown larger than this that too few repetitions could not test fails the gate (0.10 = 10%%)")
+    c.add_argument("--allow-algo-change", action="store_true",
+                   help="judge GEMM cases whose cuBLASLt algorithm changed like the others (still listed)")
     c.add_argument("--allow-different", action="store_true", help="compare different GPU models, drivers or clocks")
     c.add_argument("--allow-incomplete", action="store_true", help="compare interrupted runs")
     c.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
     c.set_defaults(func=cmd_compare)
 
     h = sub.add_parser("history", help="trend plots of a series of runs of one machine, regressions marked")
-    h.add_argument("runs", type=Path, nargs="+")
-    h.add_argument("--out", type=Path, default=Path("history"))
+    h.add_argument("runs", type=Path, nargs="+", help="run folders of one card, ordered by name (timestamp)")
+    h.add_argument("--out", type=Path, default=Path("history"), help="folder for history.png and history.csv")
     h.add_argument("--cases", default="", help="regular expression selecting cases")
     _stat_args(h)
     h.set_defaults(func=cmd_history)
@@ -150,7 +181,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
-    return a.func(a)
+    try:
+        return a.func(a)
+    except BrokenPipeError:  # the reader of our output went away (| head): not an error of ours
+        _silence_stdout()
+        return 0
 
 
 if __name__ == "__main__":

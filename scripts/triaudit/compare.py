@@ -1,21 +1,41 @@
 """`triaudit compare BASELINE NEW` and `triaudit history RUN...`: regressions between runs.
 
-Cases are matched by name; each is judged on its throughput counter (flops/ops, busbw,
+Cases are matched by name and judged on their throughput counter (counters.py: flops/ops, busbw,
 bytes_per_second, ...; time for launch cases) from the individual repetitions with stats.decide.
-Runs of different GPU models, drivers or maximum clocks are refused unless allowed, saying why.
+A GEMM case's identity includes the cuBLASLt algorithm it chose (`algo_id`): when the two runs
+chose different algorithms the case is listed as "algorithm changed" and fails the gate, because
+the comparison would not be like for like (`--allow-algo-change` judges it anyway).
+
+The gate (exit codes): 0 no regression; 1 a regression: significantly slower by at least the
+minimum effect, a case ok in the baseline that errors, is skipped or is missing in the new run, a
+case that cannot be compared like for like (algorithm or judged counter changed), or a slowdown
+beyond `max_untested_change` that too few repetitions could not test; 2 bad input; 3 nothing could
+be judged (no common case). Runs of different GPU models, drivers or clocks are refused unless
+allowed, saying why.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import re
+import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from . import stats
+from .counters import judged_counter
 from .gbench import load_result
-from .frames import PRIMARY_METRICS
-from .table import expand_paths, run_is_complete
+from .runs import gpu_identity, read_run
+from .table import scan_paths
+
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
+
+# Verdicts that fail the gate, and the order sections are printed in.
+FAILING = ["slower", "newly failing", "missing", "algorithm changed", "not comparable", "untested change"]
+INFORMATIVE = ["faster", "uncertain", "untested", "same", "failing in both", "fixed", "new", "not judged"]
+SIGN_NOTE = ("change = new vs baseline, relative, of the counter judged: for throughput counters (flops, ops, "
+             "bytes_per_second, busbw, ...) + is faster; for times (time_s, per_kernel_s) − is faster.")
 
 
 class CompareError(ValueError):
@@ -23,37 +43,83 @@ class CompareError(ValueError):
 
 
 @dataclass
+class CaseSample:
+    status: str                    # ok, error or skipped
+    message: str = ""
+    metric: str = ""
+    higher: bool = True
+    values: list = field(default_factory=list)   # repetitions (aggregates-only files: the median alone)
+    aggregates_only: bool = False
+    algo: tuple = ()               # distinct algo_id values of a GEMM case
+    label: str = ""
+
+
+@dataclass
 class RunSamples:
     label: str
     context: dict
-    samples: dict  # case -> (metric, higher_is_better, [values])
+    cases: dict                    # case -> CaseSample
     complete: bool
+
+    @property
+    def samples(self) -> dict:
+        """case -> (metric, higher_is_better, values) of the cases measured (history uses this)."""
+        return {c: (s.metric, s.higher, s.values) for c, s in self.cases.items() if s.status == "ok" and s.values}
+
+
+def _case_sample(runs: list) -> CaseSample:
+    bad = [r for r in runs if r.status != "ok"]
+    if bad:
+        worst = next((r for r in bad if r.status == "error"), bad[0])
+        return CaseSample(worst.status, worst.message)
+    reps = [r for r in runs if r.run_type == "iteration"]
+    aggregates_only = not reps
+    if aggregates_only:
+        reps = [r for r in runs if r.aggregate_name == "median"]
+        if not reps:
+            kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
+            return CaseSample("skipped", f"only aggregates ({', '.join(kinds)}) and no median")
+    counters = {**reps[0].counters, "time_s": reps[0].time_s}
+    judged = judged_counter({k: v for k, v in counters.items() if v == v})
+    if judged is None:
+        return CaseSample("error", "no counter to judge (no time and no throughput counter)")
+    metric, higher = judged
+    values = [(r.time_s if metric == "time_s" else r.counters.get(metric, math.nan)) for r in reps]
+    algo = tuple(sorted({r.counters["algo_id"] for r in reps if "algo_id" in r.counters}))
+    return CaseSample("ok", "", metric, higher, [v for v in values if v == v], aggregates_only, algo, reps[0].label)
 
 
 def load_samples(path: Path) -> RunSamples:
-    files = expand_paths([path])
+    files, skipped = scan_paths([path])
     if not files:
-        raise CompareError(f"{path}: no result files")
-    samples: dict = {}
+        raise CompareError(f"{path}: no result files" + (f" ({'; '.join(skipped)})" if skipped else ""))
+    cases: dict[str, CaseSample] = {}
+    owner: dict[str, str] = {}
     context: dict = {}
     complete = True
+    gpus: set[str] = set()
     for f in files:
         rf = load_result(f)
-        complete = complete and run_is_complete(f)
-        if rf.context.get("gpu_available") == "true":
+        run = read_run(f.parent, [rf.context])
+        complete = complete and run.complete
+        gpu = gpu_identity(rf.context, run, f.name)
+        if gpu and not str(rf.context.get("executable", "")).startswith("peer:"):
+            gpus.add(gpu)
+        if str(rf.context.get("gpu_available", "")).lower() == "true":
             context = context or rf.context
-        by_case: dict = {}
+        by_case: dict[str, list] = {}
         for r in rf.runs:
-            if r.run_type == "iteration" and r.status == "ok":
-                by_case.setdefault(r.case, []).append(r)
+            by_case.setdefault(r.case, []).append(r)
         for case, runs in by_case.items():
-            counters = {**runs[0].counters, "time_s": runs[0].time_s}
-            for name, higher in PRIMARY_METRICS:
-                if name in counters and not (name == "busbw" and counters[name] == 0):
-                    values = [(r.time_s if name == "time_s" else r.counters.get(name, math.nan)) for r in runs]
-                    samples[case] = (name, higher, [v for v in values if not math.isnan(v)])
-                    break
-    return RunSamples(str(path), context, samples, complete)
+            if case in owner:  # one case in two files of one run: never two numbers for one case
+                cases[case] = CaseSample("error", f"conflict: {case} is in both {Path(owner[case]).name} and {f.name}")
+                continue
+            owner[case] = str(f)
+            cases[case] = _case_sample(runs)
+    if len(gpus) > 1:
+        raise CompareError(f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
+                           "at a time, or use `triaudit outliers` across GPUs")
+    return RunSamples(str(path), context, cases, complete)
 
 
 def comparability(a: RunSamples, b: RunSamples) -> list[str]:
@@ -66,8 +132,71 @@ def comparability(a: RunSamples, b: RunSamples) -> list[str]:
     return problems
 
 
+def _raw_change(va: list, vb: list) -> float:
+    """(new - baseline) / baseline of the medians, NaN when it cannot be said."""
+    if not va or not vb:
+        return math.nan
+    mb, mn = statistics.median(va), statistics.median(vb)
+    return (mn - mb) / abs(mb) if mb else math.nan
+
+
+def judge(a: RunSamples, b: RunSamples, alpha=0.05, min_effect=0.02, min_repetitions=4, max_untested_change=0.10,
+          allow_algo_change=False) -> pd.DataFrame:
+    rows = []
+    for case in sorted(set(a.cases) | set(b.cases)):
+        A, B = a.cases.get(case), b.cases.get(case)
+        row = {"case": case, "metric": "", "baseline": math.nan, "new": math.nan, "change_pct": math.nan,
+               "p_value": math.nan, "n_baseline": 0, "n_new": 0}
+        if A is None:
+            rows.append({**row, "verdict": "new", "reason": "only in the new run"})
+            continue
+        if B is None:
+            verdict = "missing" if A.status == "ok" else "not judged"
+            rows.append({**row, "verdict": verdict, "reason": "not in the new run" +
+                         ("" if A.status == "ok" else f" (the baseline had it {A.status})")})
+            continue
+        if A.status != "ok" or B.status != "ok":
+            if A.status == "ok":
+                verdict, reason = "newly failing", f"{B.status} in the new run: {B.message}"
+            elif B.status == "ok":
+                verdict, reason = "fixed", f"{A.status} in the baseline: {A.message}"
+            else:
+                verdict, reason = "failing in both", f"new run: {B.status}: {B.message}"
+            rows.append({**row, "verdict": verdict, "reason": reason})
+            continue
+        row.update(metric=A.metric, baseline=statistics.median(A.values) if A.values else math.nan,
+                   new=statistics.median(B.values) if B.values else math.nan, n_baseline=len(A.values),
+                   n_new=len(B.values))
+        if A.metric != B.metric:
+            rows.append({**row, "verdict": "not comparable", "reason": f"judged counter changed ({A.metric} vs {B.metric})"})
+            continue
+        raw = _raw_change(A.values, B.values)
+        row["change_pct"] = raw * 100
+        if A.algo != B.algo and not allow_algo_change:
+            rows.append({**row, "verdict": "algorithm changed",
+                         "reason": f"cuBLASLt algo_id {_algo(A.algo)} → {_algo(B.algo)}: not like for like "
+                                   "(--allow-algo-change judges it anyway)"})
+            continue
+        v = stats.decide(A.values, B.values, A.higher, alpha, min_effect, min_repetitions)
+        verdict, reason = v.verdict, v.reason
+        if A.aggregates_only or B.aggregates_only:
+            verdict, reason = "untested", "only aggregates (no repetitions): " + reason.split(": ", 1)[-1]
+        if verdict == "untested" and v.change == v.change and v.change < -max_untested_change:
+            verdict = "untested change"
+            reason += f"; slower by more than --max-untested-change {max_untested_change * 100:g}%"
+        if A.algo != B.algo:
+            reason += f" (algo_id {_algo(A.algo)} → {_algo(B.algo)})"
+        rows.append({**row, "p_value": v.p_value, "verdict": verdict, "reason": reason})
+    return pd.DataFrame(rows, columns=["case", "metric", "baseline", "new", "change_pct", "p_value", "verdict", "reason",
+                                       "n_baseline", "n_new"])
+
+
+def _algo(ids: tuple) -> str:
+    return "/".join(f"{i:g}" for i in ids) if ids else "none"
+
+
 def compare(baseline: Path, new: Path, alpha=0.05, min_effect=0.02, min_repetitions=4, allow_different=False,
-            allow_incomplete=False) -> pd.DataFrame:
+            allow_incomplete=False, max_untested_change=0.10, allow_algo_change=False) -> pd.DataFrame:
     a, b = load_samples(baseline), load_samples(new)
     for r in (a, b):
         if not r.complete and not allow_incomplete:
@@ -75,39 +204,50 @@ def compare(baseline: Path, new: Path, alpha=0.05, min_effect=0.02, min_repetiti
     problems = comparability(a, b)
     if problems and not allow_different:
         raise CompareError("refusing to compare: " + "; ".join(problems) + " (--allow-different to compare anyway)")
-    rows = []
-    for case in sorted(set(a.samples) | set(b.samples)):
-        if case not in a.samples or case not in b.samples:
-            rows.append({"case": case, "metric": "", "verdict": "missing",
-                         "reason": "only in " + ("the new run" if case in b.samples else "the baseline")})
-            continue
-        metric, higher, va = a.samples[case]
-        metric_b, _, vb = b.samples[case]
-        if metric != metric_b:
-            rows.append({"case": case, "metric": metric, "verdict": "uncertain", "reason": f"metric changed ({metric} vs {metric_b})"})
-            continue
-        v = stats.decide(va, vb, higher, alpha, min_effect, min_repetitions)
-        rows.append({"case": case, "metric": metric, "baseline": pd.Series(va).median(), "new": pd.Series(vb).median(),
-                     "change_pct": v.change * 100, "p_value": v.p_value, "verdict": v.verdict, "reason": v.reason,
-                     "n_baseline": len(va), "n_new": len(vb)})
-    return pd.DataFrame(rows)
+    return judge(a, b, alpha, min_effect, min_repetitions, max_untested_change, allow_algo_change)
+
+
+def exit_code(result: pd.DataFrame) -> int:
+    verdicts = set(result["verdict"]) if not result.empty else set()
+    if verdicts <= {"new", "missing", "not judged"}:  # no case name in common: nothing to compare
+        return EXIT_NOTHING_JUDGED
+    if verdicts & set(FAILING):
+        return EXIT_REGRESSION
+    if not verdicts & {"faster", "slower", "same", "uncertain", "untested"}:
+        return EXIT_NOTHING_JUDGED
+    return EXIT_OK
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v + 0.0:+.1f}%"
+
+
+def _num(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
 
 
 def summary_markdown(result: pd.DataFrame, baseline: str, new: str, problems: list[str] | None = None) -> str:
     counts = result["verdict"].value_counts().to_dict() if not result.empty else {}
+    code = exit_code(result)
     lines = [f"## triaudit compare: `{new}` against `{baseline}`", ""]
     if problems:
         lines += [f"Compared despite: {'; '.join(problems)}", ""]
-    lines.append(", ".join(f"{counts.get(k, 0)} {k}" for k in ("slower", "faster", "same", "uncertain", "missing")))
+    lines.append(", ".join(f"{counts.get(k, 0)} {k}" for k in ("slower", "faster", "same", "uncertain", "untested",
+                                                              "missing", "newly failing", "algorithm changed",
+                                                              "untested change", "not comparable")))
     lines.append("")
-    for verdict in ("slower", "faster", "uncertain"):
-        sub = result[result["verdict"] == verdict] if not result.empty else result
+    verdict = {EXIT_OK: "**pass**: no regression", EXIT_REGRESSION: "**fail**: " + ", ".join(
+        f"{counts[k]} {k}" for k in FAILING if counts.get(k)), EXIT_NOTHING_JUDGED: "**nothing judged**: the runs "
+        "have no case in common, or none measured in both"}[code]
+    lines += [f"Gate: {verdict} (exit {code}).", "", SIGN_NOTE, ""]
+    for verdict_name in FAILING + ["faster", "uncertain", "untested", "failing in both", "fixed", "new", "not judged"]:
+        sub = result[result["verdict"] == verdict_name] if not result.empty else result
         if sub.empty:
             continue
-        lines += [f"### {verdict}", "", "| case | metric | baseline | new | change | why |", "|---|---|---|---|---|---|"]
-        for _, r in sub.iterrows():
-            lines.append(f"| `{r['case']}` | {r['metric']} | {r.get('baseline', float('nan')):.4g} | {r.get('new', float('nan')):.4g} | "
-                         f"{r.get('change_pct', float('nan')):+.1f}% | {r['reason']} |")
+        lines += [f"### {verdict_name}", "", "| case | metric | baseline | new | change | why |", "|---|---|---|---|---|---|"]
+        for r in sub.itertuples(index=False):
+            lines.append(f"| `{r.case}` | {r.metric} | {_num(r.baseline)} | {_num(r.new)} | {_pct(r.change_pct)} | "
+                         f"{str(r.reason).replace('|', '/')} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -116,19 +256,31 @@ def history(runs: list[Path], out: Path, case_filter: str = "", alpha=0.05, min_
             max_cases: int = 12) -> tuple[list[Path], pd.DataFrame]:
     """Trend plots: per case, the median and range of each run in order, regressions (against
     the previous run) marked."""
-    import re
+    try:
+        pattern = re.compile(case_filter) if case_filter else None
+    except re.error as e:
+        raise CompareError(f"--cases {case_filter!r}: not a valid regular expression ({e})") from None
+    if out.exists() and not out.is_dir():
+        raise CompareError(f"--out {out}: exists and is not a folder")
+    loaded = sorted((load_samples(r) for r in runs), key=lambda r: Path(r.label).name)
+    if len(loaded) < 2:
+        raise CompareError("history needs at least two runs")
+    cards: dict[str, list[str]] = {}
+    for r in loaded:
+        cards.setdefault(str(r.context.get("gpu_name", "no GPU")), []).append(Path(r.label).name)
+    if len(cards) > 1:
+        raise CompareError("history follows one card; these runs hold " + "; ".join(
+            f"{card}: {', '.join(names)}" for card, names in sorted(cards.items())) +
+            " (run it per card, e.g. triaudit history results/<card>/*)")
 
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    loaded = sorted((load_samples(r) for r in runs), key=lambda r: Path(r.label).name)
-    if len(loaded) < 2:
-        raise CompareError("history needs at least two runs")
     names = [Path(r.label).name for r in loaded]
     cases = sorted(set.intersection(*(set(r.samples) for r in loaded)))
-    if case_filter:
-        cases = [c for c in cases if re.search(case_filter, c)]
+    if pattern:
+        cases = [c for c in cases if pattern.search(c)]
     if not cases:
         raise CompareError("no case common to every run" + (f" matching {case_filter!r}" if case_filter else ""))
     rows = []
@@ -141,7 +293,10 @@ def history(runs: list[Path], out: Path, case_filter: str = "", alpha=0.05, min_
             rows.append({"case": case, "run": names[i], "metric": metric, "median": pd.Series(vals).median(),
                          "min": min(vals), "max": max(vals), "verdict": verdict})
     table = pd.DataFrame(rows)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CompareError(f"--out {out}: cannot be made: {e.strerror or e}") from e
     shown = cases[:max_cases]
     cols = min(3, len(shown))
     nrows = math.ceil(len(shown) / cols)

@@ -38,7 +38,7 @@ def mann_whitney_u(a: list[float], b: list[float]) -> tuple[float, float]:
 
 @dataclass
 class Verdict:
-    verdict: str          # faster, slower, same, uncertain
+    verdict: str          # faster, slower, same, uncertain (not significant), untested (too few repetitions)
     change: float         # relative change of the medians, in the "better" direction (+ = better)
     p_value: float
     reason: str
@@ -47,18 +47,23 @@ class Verdict:
 def decide(baseline: list[float], new: list[float], higher_is_better: bool, alpha: float = 0.05,
            min_effect: float = 0.02, min_repetitions: int = 4) -> Verdict:
     """faster / slower: significant (p < alpha) and at least `min_effect` relative change;
-    same: the change is below `min_effect`; uncertain: too few repetitions, or a large change that
-    the repetitions do not support."""
-    if len(baseline) < min_repetitions or len(new) < min_repetitions:
-        return Verdict("uncertain", math.nan, math.nan,
-                       f"too few repetitions ({len(baseline)} and {len(new)}; need {min_repetitions} each)")
+    same: the change is below `min_effect`; uncertain: a large change that the repetitions do not
+    support; untested: too few repetitions to test at all (the change is still given)."""
+    if not baseline or not new:
+        return Verdict("untested", math.nan, math.nan, "no values")
     mb, mn = statistics.median(baseline), statistics.median(new)
+    raw = (mn - mb) / abs(mb) if mb else math.nan  # new vs baseline, as the counter moved
+    change = raw * (1 if higher_is_better else -1)
+    said = f"{raw * 100 + 0.0:+.1f}%"  # reasons quote the counter's own move (+ 0.0: no "-0.0")
+    if len(baseline) < min_repetitions or len(new) < min_repetitions:
+        what = f"{said} not tested" if mb else "baseline median is 0"
+        return Verdict("untested", change, math.nan, f"too few repetitions ({len(baseline)} and {len(new)}; "
+                                                     f"need {min_repetitions} each): {what}")
     if mb == 0:
         return Verdict("uncertain", math.nan, math.nan, "baseline median is 0")
-    change = (mn - mb) / abs(mb) * (1 if higher_is_better else -1)
     _, p = mann_whitney_u(baseline, new)
     if abs(change) < min_effect:
-        return Verdict("same", change, p, f"change {change * 100:+.1f}% below the {min_effect * 100:.0f}% threshold")
+        return Verdict("same", change, p, f"change {said} below the {min_effect * 100:.0f}% threshold")
     if p < alpha:
-        return Verdict("faster" if change > 0 else "slower", change, p, f"{change * 100:+.1f}%, p = {p:.3g}")
-    return Verdict("uncertain", change, p, f"{change * 100:+.1f}% but p = {p:.3g} ≥ {alpha}: the repetitions overlap")
+        return Verdict("faster" if change > 0 else "slower", change, p, f"{said}, p = {p:.3g}")
+    return Verdict("uncertain", change, p, f"{said} but p = {p:.3g} ≥ {alpha}: the repetitions overlap")
