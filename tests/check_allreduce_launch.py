@@ -30,6 +30,16 @@ def main():
         print("no MPI build: the mpirun checks are not applicable")
         return
     mpi_exe, mpirun = sys.argv[2], sys.argv[3]
+    # The MPI build checks its command line before MPI and CUDA, like every other executable:
+    # --help answers (0), a stray word and a bad value are refused naming them (2). It used to
+    # bootstrap first and answer all three with 77 on a machine without a GPU.
+    plain = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    for args, code, needle in ((["--help"], 0, "triaudit flags"), (["junk"], 2, "junk"),
+                               (["--algos=foo"], 2, "--algos=foo"), (["--min-time=-3"], 2, "--min-time")):
+        r = subprocess.run([mpi_exe, *args], env=plain, capture_output=True, text=True, timeout=60)
+        if r.returncode != code or needle not in (r.stdout + r.stderr):
+            fail(f"triaudit_allreduce_mpi {' '.join(args)}: exit {r.returncode} (expected {code}), output {r.stdout + r.stderr!r}")
+    print("triaudit_allreduce_mpi: --help, a stray word and a bad flag answered before the MPI bootstrap")
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
     r = subprocess.run([mpirun, "-np", "2", mpi_exe, "--dry-run"], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:

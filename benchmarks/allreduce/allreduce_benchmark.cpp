@@ -1,14 +1,21 @@
 // triaudit_allreduce (one process, every visible GPU) and triaudit_allreduce_mpi (one rank per
 // process and GPU, under mpirun or srun): NCCL allreduce (sum) as nccl-tests measures it.
 //
-// Name:     allreduce/<in_place|out_of_place|graph>/<fp32|bf16|fp16>/bytes:<bytes per rank>
-// Counters: algbw = bytes / time, busbw = algbw x 2(n-1)/n (decimal, rates), ranks.
-// Time:     CUDA events on every rank's stream, the slowest rank's time (MPI: the maximum over
-//           all processes, so every rank makes the same iteration decisions), several operations
-//           per timed region for small sizes, reported per operation.
+// Names:    allreduce/<in_place|out_of_place|graph>/<fp32|bf16|fp16>/algo:<ring|auto|...>/bytes:<per rank>
+//           allreduce/scaling/<fp32|bf16|fp16>/algo:<...>/gpus:<g>/bytes:<per rank>   (--scaling=on)
+// Counters: algbw = bytes / time, busbw = algbw x 2(n-1)/n (decimal, rates), busbw_max_rank
+//           (the same from the slowest rank's time), ranks, gpus.
+// Time:     as nccl-tests (src/common.cu BenchTime): after a warm-up, regions of >= 20 back-to-back
+//           collectives, each rank's own CUDA events, and the mean over ranks (every process's
+//           ranks); the slowest rank's time is kept as busbw_max_rank.
+// Algo:     ring sets NCCL_ALGO=Ring when the communicator is made (the seeds' 2(n-1)/n model);
+//           auto leaves NCCL's choice (NVLS on NVSwitch Hopper systems; published nccl-tests figures).
+//           What NCCL chose per size is recorded in the label (single process: a probe run).
 // Check:    inputs are small integers, so the sum is exact in any order and precision; after
 //           timing every element of every rank is compared with it (the wrong ones counted across
 //           all ranks). Any wrong element makes the case an error.
+// MPI:      every phase of a case ends with the ranks agreeing on its outcome (agreement.hpp), so
+//           a case that fails on one rank fails on all of them, and the job goes on in step.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -16,20 +23,27 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "allreduce_math.hpp"
+#include "../common/clock_watch.hpp"
+#include "../common/measure.hpp"
 #include "../common/names.hpp"
 #include "../common/nccl_check.hpp"
 #include "../common/suite.hpp"
+#include "agreement.hpp"
 #include "allreduce/pattern.cuh"
+#include "allreduce_math.hpp"
+#include "nccl_choice.hpp"
 #include "world.hpp"
 
 #if TRIAUDIT_WITH_MPI
 #include <mpi.h>
-#include <unistd.h>
 #endif
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace triaudit {
 namespace {
@@ -38,9 +52,12 @@ struct AllreduceOptions {
   std::uint64_t min_bytes = 8, max_bytes = 8ULL << 30;  // sizes beyond free memory are skipped
   std::vector<std::string> types = {"fp32", "bf16", "fp16"};
   std::vector<std::string> modes = {"out_of_place", "in_place", "graph"};
-  std::string algo = "ring";
+  std::vector<std::string> algos = {"ring", "auto"};
   long long gpus = 0;
   double timeout_s = 120;
+  std::string scaling = "off";
+  long long scaling_max_gpus = 8;
+  std::string record_choice = "on";
 } g_opt;
 
 struct TypeInfo {
@@ -58,152 +75,281 @@ struct RankBuffers {
   DeviceBuffer<unsigned long long> wrong;
 };
 
-// Every process must take the same branch: a skip anywhere is a skip everywhere.
-void collective_require(AllreduceWorld& w, bool ok, const std::string& reason) {
-  if (w.max_over_processes(ok ? 0.0 : 1.0) > 0) throw SkipCase(ok ? "another rank: " + reason : reason);
+struct CaseSpec {
+  std::string name, mode, algo;
+  const TypeInfo* type;
+  std::uint64_t bytes;
+  int gpus = 0;  // 0: every rank; scaling: the first g
+};
+
+bool mpi_build() { return TRIAUDIT_WITH_MPI != 0; }
+
+int my_rank() {
+#if TRIAUDIT_WITH_MPI
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+#else
+  return 0;
+#endif
 }
 
-void allreduce_case(benchmark::State& state, const std::string& mode, const TypeInfo& t, std::uint64_t bytes) {
-  run_guarded(state, [&] {
-    AllreduceWorld& w = AllreduceWorld::get();
-    auto& ranks = w.local();
-    const std::uint64_t n = bytes / static_cast<std::uint64_t>(t.bytes);
-    const int world = w.info().ranks;
-    if (mode == "graph" && ranks.size() != 1)
+// The energy of every GPU this process drives, summed (mJ), or why it cannot be read.
+EnergyReading summed_energy(std::vector<LocalRank>& ranks, const std::vector<std::size_t>& active) {
+  std::uint64_t total = 0;
+  for (std::size_t i : active) {
+    if (!ranks[i].nvml) return {std::nullopt, "no NVML device"};
+    const EnergyReading e = ranks[i].nvml->total_energy();
+    if (!e.millijoules) return e;
+    total += *e.millijoules;
+  }
+  return {total, ""};
+}
+
+// One case in phases; every MPI collective goes through `agree` (agreement.hpp).
+void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree) {
+  AllreduceWorld& w = AllreduceWorld::get();
+  auto& ranks = w.local();
+  const TypeInfo& t = *c.type;
+  const std::uint64_t bytes = c.bytes, n = bytes / static_cast<std::uint64_t>(t.bytes);
+  const bool in_place = c.mode == "in_place", graph = c.mode == "graph";
+  std::vector<ncclComm_t> comms;
+  std::vector<RankBuffers> buf(ranks.size());
+  std::vector<Event> starts, stops;
+  std::vector<cudaEvent_t> stop_handles;
+  GraphExec exec;
+  int world = 0;
+  std::vector<std::size_t> active;  // local ranks in this case's communicator
+
+  agree.step([&] {
+    if (graph && ranks.size() != 1)
       throw SkipCase("graph mode captures one GPU per process: run triaudit_allreduce_mpi, one rank per GPU");
-    bool fits = true;
-    for (auto& r : ranks) {
-      TRIAUDIT_CUDA(cudaSetDevice(r.device));
+    comms = w.comms(c.algo, c.gpus);
+    world = c.gpus > 0 ? c.gpus : w.info().ranks;
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      if (comms[i] != nullptr) active.push_back(i);
+    for (std::size_t i : active) {
+      TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
       std::size_t free_b = 0, total_b = 0;
       TRIAUDIT_CUDA(cudaMemGetInfo(&free_b, &total_b));
-      fits = fits && 2 * bytes + (512u << 20) < free_b;
+      if (2 * bytes + (512u << 20) > free_b)
+        throw SkipCase("needs 2 x " + std::to_string(bytes) + " bytes of free device memory per rank");
     }
-    collective_require(w, fits, "needs 2 x " + std::to_string(bytes) + " bytes of free device memory per rank");
+  });
+  agree.agree();
 
-    std::vector<RankBuffers> buf(ranks.size());
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
+  auto prepare = [&] {
+    for (std::size_t i : active) {
+      TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
+      kernels::fill_allreduce_input(in_place ? buf[i].recv.data() : buf[i].send.data(), t.type, n, ranks[i].rank, world,
+                                    *ranks[i].stream);
+      TRIAUDIT_CUDA_LAUNCH();
+      if (!in_place) TRIAUDIT_CUDA(cudaMemsetAsync(buf[i].recv.data(), 0xFF, bytes, *ranks[i].stream));
+      TRIAUDIT_CUDA(cudaStreamSynchronize(*ranks[i].stream));
+    }
+  };
+  auto enqueue = [&](cudaStream_t capture_stream) {
+    TRIAUDIT_NCCL(ncclGroupStart());
+    for (std::size_t i : active) {
+      const void* src = in_place ? buf[i].recv.data() : buf[i].send.data();
+      TRIAUDIT_NCCL(ncclAllReduce(src, buf[i].recv.data(), n, t.nccl, ncclSum, comms[i],
+                                  capture_stream ? capture_stream : ranks[i].stream->get()));
+    }
+    TRIAUDIT_NCCL(ncclGroupEnd());
+  };
+  auto run_once = [&] {
+    if (graph) exec.launch(*ranks[0].stream);
+    else enqueue(nullptr);
+  };
+  auto record = [&](std::vector<Event>& ev) {
+    for (std::size_t k = 0; k < active.size(); ++k) {
+      TRIAUDIT_CUDA(cudaSetDevice(ranks[active[k]].device));
+      ev[k].record(*ranks[active[k]].stream);
+    }
+  };
+  // The wrong elements of this process's ranks (the caller sums over processes).
+  auto count_wrong = [&] {
+    record(stops);
+    w.wait(stop_handles, comms, g_opt.timeout_s);
+    unsigned long long wrong = 0;
+    for (std::size_t i : active) {
+      TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
+      TRIAUDIT_CUDA(cudaMemsetAsync(buf[i].wrong.data(), 0, sizeof(unsigned long long), *ranks[i].stream));
+      kernels::count_allreduce_wrong(buf[i].recv.data(), t.type, n, world, buf[i].wrong.data(), *ranks[i].stream);
+      TRIAUDIT_CUDA_LAUNCH();
+      unsigned long long here = 0;
+      TRIAUDIT_CUDA(cudaMemcpyAsync(&here, buf[i].wrong.data(), sizeof here, cudaMemcpyDeviceToHost, *ranks[i].stream));
+      TRIAUDIT_CUDA(cudaStreamSynchronize(*ranks[i].stream));
+      wrong += here;
+    }
+    return static_cast<double>(wrong);
+  };
+  auto check_wrong = [&](const char* when) {
+    double wrong = 0;
+    agree.step([&] { wrong = count_wrong(); });
+    const double total = agree.sum_max(wrong, wrong).first;
+    if (total > 0)
+      throw VerificationError(std::string(when) + ": " + std::to_string(static_cast<unsigned long long>(total)) + " of " +
+                              std::to_string(n * static_cast<std::uint64_t>(world)) + " elements across " +
+                              std::to_string(world) + " ranks differ from the exact sum");
+  };
+
+  agree.step([&] {
+    for (std::size_t i : active) {
       TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
       buf[i].send = DeviceBuffer<unsigned char>(bytes);
       buf[i].recv = DeviceBuffer<unsigned char>(bytes);
       buf[i].wrong = DeviceBuffer<unsigned long long>(1);
-    }
-    const bool in_place = mode == "in_place";
-    auto prepare = [&] {
-      for (std::size_t i = 0; i < ranks.size(); ++i) {
-        TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
-        kernels::fill_allreduce_input(in_place ? buf[i].recv.data() : buf[i].send.data(), t.type, n, ranks[i].rank, world,
-                                      *ranks[i].stream);
-        TRIAUDIT_CUDA_LAUNCH();
-        if (!in_place) TRIAUDIT_CUDA(cudaMemsetAsync(buf[i].recv.data(), 0xFF, bytes, *ranks[i].stream));
-        TRIAUDIT_CUDA(cudaStreamSynchronize(*ranks[i].stream));
-      }
-    };
-    auto enqueue = [&](cudaStream_t capture_stream) {
-      TRIAUDIT_NCCL(ncclGroupStart());
-      for (std::size_t i = 0; i < ranks.size(); ++i) {
-        const void* src = in_place ? buf[i].recv.data() : buf[i].send.data();
-        TRIAUDIT_NCCL(ncclAllReduce(src, buf[i].recv.data(), n, t.nccl, ncclSum, ranks[i].comm,
-                                    capture_stream ? capture_stream : ranks[i].stream->get()));
-      }
-      TRIAUDIT_NCCL(ncclGroupEnd());
-    };
-    std::vector<Event> starts, stops;
-    std::vector<cudaEvent_t> stop_handles;
-    for (auto& r : ranks) {
-      TRIAUDIT_CUDA(cudaSetDevice(r.device));
       starts.emplace_back();
       stops.emplace_back();
       stop_handles.push_back(stops.back().get());
     }
-    auto record = [&](std::vector<Event>& ev) {
-      for (std::size_t i = 0; i < ranks.size(); ++i) {
-        TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
-        ev[i].record(*ranks[i].stream);
-      }
-    };
-    auto verify = [&](const char* when) {
-      record(stops);
-      w.wait(stop_handles, g_opt.timeout_s);
-      unsigned long long wrong = 0;
-      for (std::size_t i = 0; i < ranks.size(); ++i) {
-        TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
-        TRIAUDIT_CUDA(cudaMemsetAsync(buf[i].wrong.data(), 0, sizeof(unsigned long long), *ranks[i].stream));
-        kernels::count_allreduce_wrong(buf[i].recv.data(), t.type, n, world, buf[i].wrong.data(), *ranks[i].stream);
-        TRIAUDIT_CUDA_LAUNCH();
-        unsigned long long here = 0;
-        TRIAUDIT_CUDA(cudaMemcpyAsync(&here, buf[i].wrong.data(), sizeof here, cudaMemcpyDeviceToHost, *ranks[i].stream));
-        TRIAUDIT_CUDA(cudaStreamSynchronize(*ranks[i].stream));
-        wrong += here;
-      }
-      wrong = w.sum_over_processes(wrong);
-      if (wrong > 0)
-        throw VerificationError(std::string(when) + ": " + std::to_string(wrong) + " of " +
-                                std::to_string(n * static_cast<std::uint64_t>(world)) + " elements across " +
-                                std::to_string(world) + " ranks differ from the exact sum");
-    };
-
-    // Graph mode: the operation captured once (instantiation outside any timing), replayed.
-    GraphExec exec;
-    if (mode == "graph") {
+    if (graph) {  // the operation captured once (instantiation outside any timing), replayed
       TRIAUDIT_CUDA(cudaSetDevice(ranks[0].device));
       Graph g = Graph::capture(*ranks[0].stream, [&](cudaStream_t cs) { enqueue(cs); });
       exec = GraphExec(g);
     }
-    auto run_once = [&] {
-      if (mode == "graph") exec.launch(*ranks[0].stream);
-      else enqueue(nullptr);
-    };
-
+    if (forced_failure(std::getenv("TRIAUDIT_FAIL_CASE"), my_rank(), c.name))
+      throw Error("failed on purpose (TRIAUDIT_FAIL_CASE)");
     prepare();
     run_once();
-    verify("before timing");
+  });
+  agree.agree();
+  check_wrong("before timing");
 
-    const int ops = static_cast<int>(std::clamp<std::uint64_t>((32ULL << 20) / std::max<std::uint64_t>(bytes, 1), 1, 100));
-    double total = 0;
-    long long total_ops = 0;
-    ClockWatch clocks = watch_clocks();  // the GPU this process measures first
-    for (auto _ : state) {
-      record(starts);
-      for (int i = 0; i < ops; ++i) run_once();
-      record(stops);
-      w.wait(stop_handles, g_opt.timeout_s);
-      double slowest = 0;
-      for (std::size_t i = 0; i < ranks.size(); ++i) slowest = std::max(slowest, Event::seconds_between(starts[i], stops[i]));
-      slowest = w.max_over_processes(slowest);
-      total += slowest;
-      total_ops += ops;
-      state.SetIterationTime(slowest / ops);
+  // One region: `ops` collectives back to back, each local rank timed by its own events. Gives
+  // this process's sum of per-rank times and its slowest rank's time.
+  const int ops = collectives_per_region(bytes);
+  auto region = [&](double& local_sum, double& local_max) {
+    record(starts);
+    for (int i = 0; i < ops; ++i) run_once();
+    record(stops);
+    w.wait(stop_handles, comms, g_opt.timeout_s);
+    local_sum = local_max = 0;
+    for (std::size_t k = 0; k < active.size(); ++k) {
+      const double sec = Event::seconds_between(starts[k], stops[k]);
+      local_sum += sec;
+      local_max = std::max(local_max, sec);
     }
-    clocks.finish(state);
-    if (in_place) {  // repeated in-place sums have grown the data: check one fresh operation
+  };
+  const MeasureSettings& cfg = measure_settings();
+  const double job_ranks = agree.sum_max(static_cast<double>(active.size()), 0.0).first;
+  std::vector<double> mean_per_op;
+  double sum_mean = 0, sum_max = 0, window = 0, warmup = 0;
+  long long timed_ops = 0, warmup_ops = 0;
+  EnergyReading e0, e1;
+  ClockSummary clocks;
+  for (auto _ : state) {
+    ClockWatch watch(active.empty() ? nullptr : ranks[active[0]].nvml.get(),
+                     static_cast<unsigned>(std::max(0, device().description.sm_clock_max_khz / 1000)));
+    e0 = summed_energy(ranks, active);
+    const double t0 = HostTimer::now();
+    // Warm-up, then timed regions until --min-time. Every rank runs the same number of regions:
+    // whether time is up is agreed (the max over processes).
+    for (int phase = 0; phase < 2; ++phase) {
+      const double start = HostTimer::now(), limit = phase == 0 ? cfg.warmup_s : cfg.min_time_s;
+      bool more = true;
+      while (more) {
+        double local_sum = 0, local_max = 0;
+        agree.step([&] { region(local_sum, local_max); });
+        const auto [total, slowest] = agree.sum_max(local_sum, local_max);
+        if (phase == 1) {
+          mean_per_op.push_back(total / job_ranks / ops);
+          sum_mean += total / job_ranks;
+          sum_max += slowest;
+          timed_ops += ops;
+        } else {
+          warmup_ops += ops;
+        }
+        const double up = HostTimer::now() - start >= limit ? 1.0 : 0.0;
+        more = agree.sum_max(0.0, up).second == 0.0;
+      }
+      if (phase == 0) warmup = HostTimer::now() - t0;
+    }
+    window = HostTimer::now() - t0;
+    e1 = summed_energy(ranks, active);
+    clocks = watch.finish();
+    state.SetIterationTime(sum_mean / static_cast<double>(timed_ops));
+  }
+  if (in_place) agree.step([&] {  // repeated in-place sums have grown the data: check one fresh operation
       prepare();
       run_once();
-    }
-    verify("after timing");
+    });
+  check_wrong("after timing");
 
-    const double b = static_cast<double>(bytes);
-    state.counters["algbw"] = benchmark::Counter(b, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["busbw"] = benchmark::Counter(b * allreduce_bus_factor(world), benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["ranks"] = world;
-    state.counters["ops_per_region"] = ops;
-    state.counters["seconds_per_op"] = total_ops > 0 ? total / static_cast<double>(total_ops) : 0;
-    if (world == 1) state.SetLabel("1 rank: busbw = algbw x 2(n-1)/n is 0; the time is a local reduction's latency");
-  });
+  const double b = static_cast<double>(bytes), per_op = sum_mean / static_cast<double>(timed_ops);
+  const double per_op_max = sum_max / static_cast<double>(timed_ops);
+  state.counters["algbw"] = benchmark::Counter(b, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["busbw"] = benchmark::Counter(b * allreduce_bus_factor(world), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["busbw_max_rank"] = per_op_max > 0 ? busbw(b, per_op_max, world) : 0.0;
+  state.counters["ranks"] = world;
+  state.counters["gpus"] = world;
+
+  // Energy of every GPU that took part: this process's, summed over processes.
+  LoopResult r;
+  r.regions = static_cast<int>(mean_per_op.size());
+  r.ops = timed_ops;
+  r.seconds_per_op = per_op;
+  r.noise = region_stats(mean_per_op).noise;
+  r.warmup_seconds = warmup;
+  r.window_seconds = window;
+  r.clocks = clocks;
+  const bool mine_known = e0.millijoules && e1.millijoules;
+  const bool all_known = agree.sum_max(0.0, mine_known ? 0.0 : 1.0).second == 0.0;
+  const double delta_mj = agree.sum_max(mine_known ? static_cast<double>(*e1.millijoules - *e0.millijoules) : 0.0, 0.0).first;
+  const EnergyReading start_all = all_known ? EnergyReading{0, ""} : (mine_known ? EnergyReading{std::nullopt, "another rank cannot read its counter"} : e0.millijoules ? e1 : e0);
+  const EnergyReading end_all = all_known ? EnergyReading{static_cast<std::uint64_t>(delta_mj), ""} : start_all;
+  r.energy = record_case_energy(c.name, window, start_all, end_all, timed_ops + warmup_ops);
+  report_loop(state, r);
+  state.counters["ops_per_region"] = ops;
+  if (r.energy.valid && r.energy.watts_mean > 0)
+    state.counters["busbw_per_watt"] = busbw(b, per_op, world) / r.energy.watts_mean;
+  if (world == 1) append_label(state, "1 rank: busbw = algbw x 2(n-1)/n is 0; the time is a local reduction's latency");
+  append_label(state, nccl_choice_label(c.algo, t.name, bytes, world));
+}
+
+void allreduce_case(benchmark::State& state, const CaseSpec& c) {
+  Agreement agree(mpi_build());
+  const CaseOutcome out = run_guarded_outcome(state, [&] { allreduce_body(state, c, agree); });
+  report_outcome(state, out);
+}
+
+std::vector<std::uint64_t> scaling_sizes() {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t b : {1ULL << 20, 64ULL << 20, 1ULL << 30})
+    if (b >= g_opt.min_bytes && b <= g_opt.max_bytes) out.push_back(b);
+  return out;
+}
+
+std::vector<CaseSpec>& catalogue() {
+  static std::vector<CaseSpec> cases;
+  return cases;
 }
 
 void register_allreduce() {
   if (g_opt.min_bytes > g_opt.max_bytes) throw std::invalid_argument("--min-bytes is above --max-bytes");
+  if (g_opt.algos.empty()) throw std::invalid_argument("--algos names no algorithm");
   auto wanted = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  std::vector<CaseSpec>& all = catalogue();
   for (const std::string mode : {"out_of_place", "in_place", "graph"}) {
     if (!wanted(g_opt.modes, mode)) continue;
     for (const TypeInfo& t : kTypes) {
       if (!wanted(g_opt.types, t.name)) continue;
-      for (std::uint64_t bytes : allreduce_sizes(g_opt.min_bytes, g_opt.max_bytes, t.bytes)) {
-        const std::string name = BenchName("allreduce", mode, t.name).arg("bytes", bytes).str();
-        register_case(name, [=, &t](benchmark::State& s) { allreduce_case(s, mode, t, bytes); });
-      }
+      for (const std::string& algo : g_opt.algos)
+        for (std::uint64_t bytes : allreduce_sizes(g_opt.min_bytes, g_opt.max_bytes, t.bytes))
+          all.push_back({BenchName("allreduce", mode, t.name).arg("algo", algo).arg("bytes", bytes).str(), mode, algo, &t, bytes, 0});
     }
   }
+  if (g_opt.scaling == "on")
+    for (const TypeInfo& t : kTypes) {
+      if (!wanted(g_opt.types, t.name)) continue;
+      for (const std::string& algo : g_opt.algos)
+        for (int g : scaling_gpu_counts(static_cast<int>(g_opt.scaling_max_gpus)))
+          for (std::uint64_t bytes : scaling_sizes())
+            all.push_back({BenchName("allreduce", "scaling", t.name).arg("algo", algo).arg("gpus", static_cast<std::uint64_t>(g)).arg("bytes", bytes).str(),
+                           "out_of_place", algo, &t, bytes, g});
+    }
+  for (const CaseSpec& c : all) register_case(c.name, [c](benchmark::State& s) { allreduce_case(s, c); });
 }
 
 void add_flags(FlagSet& f) {
@@ -211,19 +357,15 @@ void add_flags(FlagSet& f) {
   f.add_size("max-bytes", &g_opt.max_bytes, "largest message per rank (sizes not fitting in free memory are skipped)");
   f.add_list("types", &g_opt.types, {"fp32", "bf16", "fp16"}, "element types");
   f.add_list("modes", &g_opt.modes, {"out_of_place", "in_place", "graph"}, "operation modes");
-  f.add_choice("algo", &g_opt.algo, {"ring", "tree", "nvls", "collnet", "auto"},
-               "NCCL algorithm (sets NCCL_ALGO); auto: NCCL's choice, or NCCL_ALGO as the environment has it");
+  f.add_list("algos", &g_opt.algos, {"ring", "tree", "nvls", "collnet", "auto"},
+             "NCCL algorithms, each its own case (ring sets NCCL_ALGO=Ring; auto: NCCL's choice, or NCCL_ALGO as set)");
   f.add_int("gpus", &g_opt.gpus, 0, 1024, "single process: how many GPUs (0: all visible)");
   f.add_double("timeout-s", &g_opt.timeout_s, 1, 86400, "abort a collective that has not completed after this long");
-}
-
-void apply_algo() {
-  if (g_opt.algo == "auto") return;
-  std::string v = g_opt.algo;
-  v[0] = static_cast<char>(v[0] - 'a' + 'A');
-  if (v == "Nvls") v = "NVLS";
-  if (v == "Collnet") v = "CollNet";
-  setenv("NCCL_ALGO", v.c_str(), 1);
+  f.add_choice("scaling", &g_opt.scaling, {"off", "on"}, "also measure 1, 2, 4, ... GPUs (1 MiB, 64 MiB, 1 GiB; out of place)");
+  f.add_int("scaling-max-gpus", &g_opt.scaling_max_gpus, 1, 1024, "the largest GPU count of the scaling sweep");
+  f.add_choice("record-choice", &g_opt.record_choice, {"on", "off"},
+               "single process: find out which algorithm and protocol NCCL picks per case (a short probe run "
+               "with NCCL_DEBUG_SUBSYS=TUNING before the measurement)");
 }
 
 bool has_flag(int argc, char** argv, const char* flag) {
@@ -244,9 +386,114 @@ SuiteSpec base_spec(const char* exe) {
 }  // namespace
 }  // namespace triaudit
 
+#if !TRIAUDIT_WITH_MPI
+namespace triaudit {
+namespace {
+
+// The probe child (--nccl-choice-probe=FILE, started by the parent with NCCL's debug log on):
+// one collective per (algorithm, type, size) of the catalogue, up to 1 GiB, each followed by
+// reading what NCCL logged for it. Writes "<algo> <type> <bytes> <Algo>/<Proto>" lines.
+int run_choice_probe(const std::string& out_path) {
+  const char* log_path = std::getenv("NCCL_DEBUG_FILE");
+  if (log_path == nullptr) return 2;
+  AllreduceWorld::create_single_process(static_cast<int>(g_opt.gpus));
+  AllreduceWorld& w = AllreduceWorld::get();
+  auto& ranks = w.local();
+  const std::uint64_t cap = std::min<std::uint64_t>(g_opt.max_bytes, 1ULL << 30);
+  std::vector<DeviceBuffer<unsigned char>> bufs;
+  for (auto& r : ranks) {
+    TRIAUDIT_CUDA(cudaSetDevice(r.device));
+    bufs.emplace_back(cap);
+    TRIAUDIT_CUDA(cudaMemset(bufs.back().data(), 0, cap));
+  }
+  std::string out;
+  std::size_t seen = 0;
+  auto new_log = [&] {
+    std::FILE* f = std::fopen(log_path, "rb");
+    std::string text;
+    if (f) {
+      std::fseek(f, static_cast<long>(seen), SEEK_SET);
+      char chunk[4096];
+      std::size_t got = 0;
+      while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, got);
+      std::fclose(f);
+    }
+    seen += text.size();
+    return text;
+  };
+  for (const CaseSpec& c : catalogue()) {
+    if (c.mode == "scaling" || c.gpus != 0 || c.bytes > cap) continue;
+    const std::string key = nccl_choice_key(c.algo, c.type->name, c.bytes);
+    if (out.find(key + " ") != std::string::npos) continue;  // in-place/graph: the same choice
+    const std::vector<ncclComm_t>& comms = w.comms(c.algo);
+    (void)new_log();  // skip what communicator creation logged
+    TRIAUDIT_NCCL(ncclGroupStart());
+    for (std::size_t i = 0; i < ranks.size(); ++i)
+      TRIAUDIT_NCCL(ncclAllReduce(bufs[i].data(), bufs[i].data(), c.bytes / static_cast<std::uint64_t>(c.type->bytes),
+                                  c.type->nccl, ncclSum, comms[i], *ranks[i].stream));
+    TRIAUDIT_NCCL(ncclGroupEnd());
+    for (auto& r : ranks) TRIAUDIT_CUDA(cudaStreamSynchronize(*r.stream));
+    const std::vector<NcclChoice> choices = parse_nccl_tuning(new_log());
+    if (!choices.empty()) out += format_nccl_choice(c.algo, c.type->name, c.bytes, choices.front().algorithm + "/" + choices.front().protocol);
+  }
+  std::FILE* f = std::fopen(out_path.c_str(), "w");
+  if (f == nullptr) return 1;
+  std::fputs(out.c_str(), f);
+  std::fclose(f);
+  return 0;
+}
+
+// The parent's side: run this executable again as the probe, with NCCL's debug log in a temporary
+// file, and keep its answers for the labels. Never fails the run: a probe that finds nothing says
+// so in the labels.
+void probe_nccl_choices(const char* self, int argc, char** argv) {
+  if (g_opt.record_choice != "on") {
+    set_nccl_choices({}, "NCCL's choice not recorded (--record-choice=off)");
+    return;
+  }
+  char dir_template[] = "/tmp/triaudit-nccl-probe-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  if (dir == nullptr) {
+    set_nccl_choices({}, "NCCL's choice not recorded (no temporary folder)");
+    return;
+  }
+  const std::string log = std::string(dir) + "/nccl.log", answers = std::string(dir) + "/choices.txt";
+  std::string cmd = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE='" + log + "' '" + self + "'";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--benchmark_", 0) == 0) continue;
+    std::string quoted;
+    for (char ch : a) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    cmd += " '" + quoted + "'";
+  }
+  cmd += " '--nccl-choice-probe=" + answers + "' > '" + std::string(dir) + "/probe.out' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::string text;
+  if (std::FILE* f = std::fopen(answers.c_str(), "r")) {
+    char chunk[4096];
+    std::size_t got = 0;
+    while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) text.append(chunk, got);
+    std::fclose(f);
+  }
+  NcclChoices choices = read_nccl_choices(text);
+  const std::string why = choices.empty() ? "NCCL's choice not recorded (the probe run, exit " + std::to_string(rc) +
+                                                ", logged no NCCL_DEBUG_SUBSYS=TUNING line)"
+                                          : "NCCL's choice not recorded for this size (the probe stops at 1 GiB)";
+  benchmark::AddCustomContext("nccl_choice_probe", choices.empty() ? why : std::to_string(choices.size()) + " choices recorded");
+  set_nccl_choices(std::move(choices), why);
+  std::remove(log.c_str());
+  std::remove(answers.c_str());
+  std::remove((std::string(dir) + "/probe.out").c_str());
+  rmdir(dir);
+}
+
+}  // namespace
+}  // namespace triaudit
+#endif
+
 #if TRIAUDIT_WITH_MPI
 namespace {
-// A short, printable digest of the unique id: equal on every rank when the broadcast worked.
+// A short, printable digest of a unique id: equal on every rank when the broadcast worked.
 std::string fingerprint(const ncclUniqueId& id) {
   std::uint64_t h = 1469598103934665603ULL;
   for (char c : id.internal) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
@@ -254,11 +501,15 @@ std::string fingerprint(const ncclUniqueId& id) {
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
-
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace triaudit;
+  // The command line first, before MPI or CUDA: --help, a bad flag or a stray word get their
+  // answer (exit 0 / 2) on any machine, as every other executable gives it.
+  SuiteSpec spec = base_spec("triaudit_allreduce_mpi");
+  if (const auto rc = check_command_line(argc, argv, spec, {"--dry-run"})) return *rc;
+
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -271,12 +522,16 @@ int main(int argc, char** argv) {
   int leader = local_rank == 0 ? 1 : 0, nodes = 1;
   MPI_Allreduce(&leader, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 
-  // The unique id: made by rank 0, broadcast to all (NCCL needs no GPU for this step).
-  ncclUniqueId id{};
+  // One unique id per algorithm variant: made by rank 0, broadcast to all (no GPU needed).
+  std::map<std::string, ncclUniqueId> ids;
   int id_ok = 1;
-  if (rank == 0) id_ok = ncclGetUniqueId(&id) == ncclSuccess ? 1 : 0;
+  for (const std::string& algo : g_opt.algos) {
+    ncclUniqueId id{};
+    if (rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) id_ok = 0;
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    ids[algo] = id;
+  }
   MPI_Bcast(&id_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
 
   int count = 0;
   const cudaError_t ce = cudaGetDeviceCount(&count);
@@ -287,7 +542,7 @@ int main(int argc, char** argv) {
   gethostname(host, sizeof host - 1);
   char line[1024];
   std::snprintf(line, sizeof line, "rank %d of %d on %s: local rank %d of %d, %d node(s); NCCL unique id %s; device %s", rank,
-                size, host, local_rank, local_size, nodes, id_ok ? fingerprint(id).c_str() : "FAILED",
+                size, host, local_rank, local_size, nodes, id_ok ? fingerprint(ids.begin()->second).c_str() : "FAILED",
                 device >= 0 ? std::to_string(device).c_str() : map_error.c_str());
   std::vector<char> all(rank == 0 ? static_cast<std::size_t>(size) * sizeof line : 1);
   MPI_Gather(line, sizeof line, MPI_CHAR, all.data(), sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -321,12 +576,12 @@ int main(int argc, char** argv) {
   args.push_back(nullptr);
   int n_args = static_cast<int>(args.size()) - 1;
 
-  SuiteSpec spec = base_spec("triaudit_allreduce_mpi");
   spec.quiet = rank != 0;
   const WorldInfo info{size, nodes, local_size, true};
   spec.before_run = [&] {
-    apply_algo();
-    AllreduceWorld::create_mpi_rank(id, rank, info, device);
+    set_nccl_choices({}, "NCCL's choice not recorded under MPI (run triaudit_allreduce on one node, or read "
+                         "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING output)");
+    AllreduceWorld::create_mpi_rank(ids, rank, info, device);
     for (const auto& [k, v] : AllreduceWorld::get().context()) benchmark::AddCustomContext(k, v);
   };
   const int rc = suite_main(n_args, args.data(), spec);
@@ -343,6 +598,25 @@ int main(int argc, char** argv) {
     std::cerr << "triaudit_allreduce: refusing to run: " << trap << "\n";
     return kExitBadCommandLine;
   }
+  SuiteSpec spec = base_spec("triaudit_allreduce");
+  // The probe child: parse the same flags, build the catalogue, report NCCL's choices, exit.
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--nccl-choice-probe=", 20) == 0) {
+      const std::string out = argv[i] + 20;
+      std::vector<char*> rest;
+      for (int j = 0; j < argc; ++j)
+        if (j != i) rest.push_back(argv[j]);
+      FlagSet flags = suite_flags(spec);
+      int n = static_cast<int>(rest.size());
+      try {
+        flags.parse(&n, rest.data());
+        register_allreduce();
+        return run_choice_probe(out);
+      } catch (const std::exception& e) {
+        std::cerr << "triaudit_allreduce (NCCL choice probe): " << e.what() << "\n";
+        return 1;
+      }
+    }
   if (has_flag(argc, argv, "--dry-run")) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
@@ -350,9 +624,12 @@ int main(int argc, char** argv) {
     else std::printf("single process: %d visible GPU(s) -> %d rank(s), one NCCL communicator each\n", count, count);
     return 0;
   }
-  SuiteSpec spec = base_spec("triaudit_allreduce");
-  spec.before_run = [] {
-    apply_algo();
+  // The probe needs the command line as given (suite_main removes the flags it consumes).
+  auto original = std::make_shared<std::vector<std::string>>(argv, argv + argc);
+  spec.before_run = [original] {
+    std::vector<char*> args;
+    for (std::string& a : *original) args.push_back(a.data());
+    probe_nccl_choices(args[0], static_cast<int>(args.size()), args.data());
     AllreduceWorld::create_single_process(static_cast<int>(g_opt.gpus));
     for (const auto& [k, v] : AllreduceWorld::get().context()) benchmark::AddCustomContext(k, v);
   };

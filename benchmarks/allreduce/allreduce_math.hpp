@@ -31,4 +31,30 @@ int device_for_local_rank(int local_rank, int local_size, int device_count, std:
 // Byte sizes of the sweep (powers of two, at least one element of `elem` bytes).
 std::vector<std::uint64_t> allreduce_sizes(std::uint64_t lo, std::uint64_t hi, int elem_bytes);
 
+// Collectives per timed region: at least 20 (nccl-tests' iterations per measurement, so the
+// launch skew between GPUs is spread over 20 operations), more for small sizes, at most 200.
+int collectives_per_region(std::uint64_t bytes);
+
+// Per-rank times of one region: nccl-tests reports the mean over ranks; the max is kept beside it.
+struct RankTimes {
+  double mean = 0, max = 0;
+};
+RankTimes summarize_rank_times(const std::vector<double>& seconds);
+
+// The NCCL_ALGO value for an algorithm variant ("" for auto: NCCL's own choice).
+std::string nccl_algo_env(const std::string& algo);
+
+// GPU counts of the scaling sweep: 1, 2, 4, ... and the largest count itself.
+std::vector<int> scaling_gpu_counts(int max_gpus);
+
+// One algorithm/protocol choice NCCL logged (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING).
+struct NcclChoice {
+  std::uint64_t bytes = 0;  // 0 when the line does not say
+  std::string algorithm, protocol;
+};
+std::vector<NcclChoice> parse_nccl_tuning(const std::string& log);
+
+// The test switch TRIAUDIT_FAIL_CASE=<rank>:<regex>: true when `rank` must fail `case_name`.
+bool forced_failure(const char* spec, int rank, const std::string& case_name);
+
 }  // namespace triaudit

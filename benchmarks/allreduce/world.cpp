@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "../common/nccl_check.hpp"
+#include "allreduce_math.hpp"
 
 #if TRIAUDIT_WITH_MPI
 #include <mpi.h>
@@ -32,23 +33,47 @@ std::string peer_access_summary(const std::vector<LocalRank>& ranks) {
 }
 }  // namespace
 
+namespace {
+// Sets NCCL_ALGO for one communicator's creation and restores the user's value after.
+class AlgoEnvironment {
+ public:
+  explicit AlgoEnvironment(const std::string& algo) {
+    const char* v = std::getenv("NCCL_ALGO");
+    had_ = v != nullptr;
+    if (had_) old_ = v;
+    const std::string want = nccl_algo_env(algo);
+    if (!want.empty()) setenv("NCCL_ALGO", want.c_str(), 1);
+  }
+  ~AlgoEnvironment() {
+    if (had_) setenv("NCCL_ALGO", old_.c_str(), 1);
+    else unsetenv("NCCL_ALGO");
+  }
+
+ private:
+  bool had_ = false;
+  std::string old_;
+};
+
+std::unique_ptr<NvmlDevice> nvml_for(int device) {
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) return nullptr;
+  return std::make_unique<NvmlDevice>(bus, std::string());
+}
+}  // namespace
+
 void AllreduceWorld::create_single_process(int gpus) {
   int count = 0;
   TRIAUDIT_CUDA(cudaGetDeviceCount(&count));
   const int n = gpus > 0 ? gpus : count;
   if (n > count) throw Error("--gpus=" + std::to_string(gpus) + " but only " + std::to_string(count) + " visible");
   std::unique_ptr<AllreduceWorld> w(new AllreduceWorld());
-  std::vector<int> devs(static_cast<std::size_t>(n));
-  std::vector<ncclComm_t> comms(static_cast<std::size_t>(n));
-  for (int d = 0; d < n; ++d) devs[static_cast<std::size_t>(d)] = d;
-  TRIAUDIT_NCCL(ncclCommInitAll(comms.data(), n, devs.data()));
   for (int d = 0; d < n; ++d) {
     TRIAUDIT_CUDA(cudaSetDevice(d));
     LocalRank r;
     r.device = d;
     r.rank = d;
-    r.comm = comms[static_cast<std::size_t>(d)];
     r.stream = std::make_unique<Stream>();
+    r.nvml = nvml_for(d);
     w->local_.push_back(std::move(r));
   }
   TRIAUDIT_CUDA(cudaSetDevice(0));
@@ -56,17 +81,49 @@ void AllreduceWorld::create_single_process(int gpus) {
   instance() = std::move(w);
 }
 
-void AllreduceWorld::create_mpi_rank(const ncclUniqueId& id, int rank, const WorldInfo& info, int device) {
+void AllreduceWorld::create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info,
+                                     int device) {
   TRIAUDIT_CUDA(cudaSetDevice(device));
   std::unique_ptr<AllreduceWorld> w(new AllreduceWorld());
   LocalRank r;
   r.device = device;
   r.rank = rank;
   r.stream = std::make_unique<Stream>();
-  TRIAUDIT_NCCL(ncclCommInitRank(&r.comm, info.ranks, id, rank));
+  r.nvml = nvml_for(device);
   w->local_.push_back(std::move(r));
   w->info_ = info;
+  w->ids_ = ids;
   instance() = std::move(w);
+}
+
+const std::vector<ncclComm_t>& AllreduceWorld::comms(const std::string& algo, int gpus) {
+  const int g = gpus <= 0 ? info_.ranks : gpus;
+  if (g > info_.ranks)
+    throw SkipCase("needs " + std::to_string(g) + " GPUs, the job has " + std::to_string(info_.ranks));
+  const auto key = std::make_pair(algo, g);
+  if (auto it = comms_.find(key); it != comms_.end()) return it->second;
+  AlgoEnvironment env(algo);
+  std::vector<ncclComm_t> made(local_.size(), nullptr);
+  if (!info_.mpi) {
+    std::vector<int> devs;
+    for (int d = 0; d < g; ++d) devs.push_back(local_[static_cast<std::size_t>(d)].device);
+    TRIAUDIT_NCCL(ncclCommInitAll(made.data(), g, devs.data()));
+  } else {
+    TRIAUDIT_CUDA(cudaSetDevice(local_[0].device));
+    const auto full = std::make_pair(algo, info_.ranks);
+    if (g == info_.ranks) {
+      const auto id = ids_.find(algo);
+      if (id == ids_.end()) throw Error("no NCCL unique id for algorithm " + algo);
+      TRIAUDIT_NCCL(ncclCommInitRank(&made[0], info_.ranks, id->second, local_[0].rank));
+    } else {
+      // The first g ranks, split from the full communicator (collective over every rank).
+      const ncclComm_t parent = comms(algo, 0)[0];
+      const int color = local_[0].rank < g ? 0 : NCCL_SPLIT_NOCOLOR;
+      TRIAUDIT_NCCL(ncclCommSplit(parent, color, local_[0].rank, &made[0], nullptr));
+    }
+    (void)full;
+  }
+  return comms_.emplace(key, std::move(made)).first->second;
 }
 
 AllreduceWorld& AllreduceWorld::get() {
@@ -76,20 +133,22 @@ AllreduceWorld& AllreduceWorld::get() {
 }
 
 AllreduceWorld::~AllreduceWorld() {
-  for (auto& r : local_)
-    if (r.comm) (void)(broken_.empty() ? ncclCommDestroy(r.comm) : ncclSuccess);
+  for (auto& [key, list] : comms_)
+    for (ncclComm_t c : list)
+      if (c) (void)(broken_.empty() ? ncclCommDestroy(c) : ncclSuccess);
 }
 
 void AllreduceWorld::abort(const std::string& why) {
   broken_ = why;
-  for (auto& r : local_)
-    if (r.comm) {
-      (void)ncclCommAbort(r.comm);
-      r.comm = nullptr;
-    }
+  for (auto& [key, list] : comms_)
+    for (ncclComm_t& c : list)
+      if (c) {
+        (void)ncclCommAbort(c);
+        c = nullptr;
+      }
 }
 
-void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, double timeout_s) {
+void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms, double timeout_s) {
   const auto start = std::chrono::steady_clock::now();
   std::size_t finished = 0;
   std::vector<bool> is_done(done.size(), false);
@@ -105,7 +164,7 @@ void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, double timeout_s
         throw Error(std::string("CUDA error while waiting for the allreduce: ") + cudaGetErrorString(e));
       }
       ncclResult_t async = ncclSuccess;
-      if (local_[i].comm && ncclCommGetAsyncError(local_[i].comm, &async) == ncclSuccess && async != ncclSuccess) {
+      if (i < comms.size() && comms[i] && ncclCommGetAsyncError(comms[i], &async) == ncclSuccess && async != ncclSuccess) {
         const std::string msg = std::string("NCCL reported ") + ncclGetErrorString(async) + " on rank " +
                                 std::to_string(local_[i].rank);
         abort(msg);
@@ -151,7 +210,7 @@ ContextEntries AllreduceWorld::context() const {
   const char* proto = std::getenv("NCCL_PROTO");
   return {{"nccl_runtime_version", std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
                                        std::to_string(version % 100)},
-          {"nccl_algo", algo ? algo : "NCCL's choice"},
+          {"nccl_algo_environment", algo ? algo : "(unset: algo:auto cases are NCCL's choice)"},
           {"nccl_proto", proto ? proto : "NCCL's choice"},
           {"allreduce_ranks", std::to_string(info_.ranks)},
           {"allreduce_nodes", std::to_string(info_.nodes)},

@@ -2,25 +2,31 @@
 //  - single process: one NCCL communicator per visible GPU, created together (ncclCommInitAll);
 //  - MPI (triaudit_allreduce_mpi): one rank per process and GPU, the NCCL unique id broadcast
 //    over MPI, the node-local rank choosing the device.
+// Communicators exist per algorithm variant (NCCL reads NCCL_ALGO when a communicator is made:
+// "ring" sets it to Ring, "auto" leaves NCCL's choice or the user's setting) and per GPU count
+// (the scaling sweep: the first g ranks). They are made on first use and kept.
 // Waits are bounded: a hung or failed collective aborts the communicators and throws, so no
 // rank hangs forever.
 #pragma once
 #include <nccl.h>
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../common/cuda_raii.hpp"
 #include "../common/device_description.hpp"
+#include "../common/nvml.hpp"
 
 namespace triaudit {
 
 struct LocalRank {
   int device = 0;
   int rank = 0;  // global rank
-  ncclComm_t comm = nullptr;
   std::unique_ptr<Stream> stream;
+  std::unique_ptr<NvmlDevice> nvml;  // for the energy counter
 };
 
 struct WorldInfo {
@@ -32,21 +38,27 @@ class AllreduceWorld {
  public:
   // Single process over `gpus` devices (0 = all visible).
   static void create_single_process(int gpus);
-  // One rank of an MPI job, on `device`, with the unique id every rank received.
-  static void create_mpi_rank(const ncclUniqueId& id, int rank, const WorldInfo& info, int device);
+  // One rank of an MPI job on `device`; `ids` holds one NCCL unique id per algorithm variant
+  // (every rank received the same ones).
+  static void create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info, int device);
   static AllreduceWorld& get();  // throws when not created or broken
   ~AllreduceWorld();
 
   const WorldInfo& info() const { return info_; }
   std::vector<LocalRank>& local() { return local_; }
 
+  // The communicators of algorithm variant `algo` over the first `gpus` ranks (0: all), one per
+  // local rank (null where a local rank is not among them). Collective under MPI: every rank
+  // must ask in the same order.
+  const std::vector<ncclComm_t>& comms(const std::string& algo, int gpus = 0);
+
   // MPI: the maximum / sum over all processes; single process: the value itself.
   double max_over_processes(double v) const;
   unsigned long long sum_over_processes(unsigned long long v) const;
 
-  // Waits until `done` has completed on every local rank, polling NCCL's async errors; after
-  // `timeout_s` aborts the communicators and throws.
-  void wait(const std::vector<cudaEvent_t>& done, double timeout_s = 120.0);
+  // Waits until `done` has completed on every local rank, polling NCCL's async errors of `comms`;
+  // after `timeout_s` aborts every communicator and throws.
+  void wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms, double timeout_s = 120.0);
 
   ContextEntries context() const;
 
@@ -55,6 +67,8 @@ class AllreduceWorld {
   void abort(const std::string& why);
   WorldInfo info_;
   std::vector<LocalRank> local_;
+  std::map<std::string, ncclUniqueId> ids_;
+  std::map<std::pair<std::string, int>, std::vector<ncclComm_t>> comms_;
   std::string broken_;
 };
 

@@ -1,5 +1,16 @@
-// Turning SM clock samples taken during a measurement into a verdict: did the clock sag, and
-// did the driver report a slowdown (power cap, thermal, hardware brake)? Pure host code.
+// Turning SM clock, reason and power samples taken during a measurement into a verdict. Pure host
+// code, unit-tested on recorded masks and clock series.
+//
+// The policy (nvbench's, adapted):
+// - only samples the driver does not mark idle count: the SM clock falls toward idle whenever the
+//   SMs wait (copy-engine copies, host-timed copies, launch gaps), which says nothing about the
+//   card under load;
+// - "throttled" means a hardware slowdown, a thermal slowdown or the power brake was reported;
+// - the software power cap is the normal state of A100/H100/H200 under GEMM: it is reported as the
+//   fraction of busy samples that showed it (sw_power_cap_fraction), not as throttling;
+// - the mean busy clock is compared with the rated boost clock (cudaDevAttrClockRate), flagged below
+//   75 % of it (nvbench's threshold). NVML's "max" SM clock is the top of the V/F curve, above what
+//   a card runs at stock, so it is not the yardstick.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -17,29 +28,30 @@ constexpr std::uint64_t kSyncBoost = 0x10;
 constexpr std::uint64_t kSwThermalSlowdown = 0x20;
 constexpr std::uint64_t kHwThermalSlowdown = 0x40;
 constexpr std::uint64_t kHwPowerBrakeSlowdown = 0x80;
-// The reasons that mean the card ran slower than it could have.
-constexpr std::uint64_t kSlowdownMask =
-    kSwPowerCap | kHwSlowdown | kSwThermalSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown;
+// The reasons that mean the card ran slower than its normal operating state.
+constexpr std::uint64_t kThrottleMask = kHwSlowdown | kSwThermalSlowdown | kHwThermalSlowdown | kHwPowerBrakeSlowdown;
 }  // namespace clock_reason
 
 struct ClockSample {
   unsigned sm_mhz = 0;
   std::uint64_t reasons = 0;
+  unsigned power_mw = 0;  // 0: not read
 };
 
 struct ClockSummary {
-  int samples = 0;
-  unsigned min_mhz = 0, max_mhz = 0;
+  int samples = 0, busy_samples = 0, power_samples = 0;
+  unsigned min_mhz = 0, max_mhz = 0;  // over busy samples
   double mean_mhz = 0.0;
-  std::uint64_t reasons_seen = 0;  // OR of every sample's reasons
-  bool throttled = false;
-  std::string why;  // empty when not throttled
+  std::uint64_t reasons_seen = 0;  // OR of the busy samples' reasons
+  double sw_power_cap_fraction = 0.0;
+  double power_mean_w = 0.0, power_max_w = 0.0;
+  bool throttled = false;  // hardware/thermal slowdown or power brake
+  bool clock_low = false;  // mean busy clock below the threshold of the rated boost
+  std::string note;        // for the label: what was seen; empty when nothing to say
 };
 
-// A run counts as throttled when a slowdown reason was reported during it, or when its mean SM
-// clock fell below `sag_fraction` of the card's maximum SM clock.
-ClockSummary summarize_clocks(const std::vector<ClockSample>& samples, unsigned max_clock_mhz,
-                              double sag_fraction = 0.9);
+ClockSummary summarize_clocks(const std::vector<ClockSample>& samples, unsigned rated_boost_mhz,
+                              double low_fraction = 0.75);
 
 // "sw_power_cap,hw_thermal_slowdown" for the bits set in `reasons`.
 std::string clock_reason_names(std::uint64_t reasons);

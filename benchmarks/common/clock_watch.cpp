@@ -4,17 +4,18 @@
 
 namespace triaudit {
 
-ClockWatch::ClockWatch(const NvmlDevice* nvml, unsigned max_clock_mhz, int period_ms)
-    : nvml_(nvml), max_clock_mhz_(max_clock_mhz) {
+ClockWatch::ClockWatch(const NvmlDevice* nvml, unsigned rated_boost_mhz, int period_ms)
+    : nvml_(nvml), rated_boost_mhz_(rated_boost_mhz) {
   if (nvml_ == nullptr || !nvml_->ok()) return;
   running_ = true;
   thread_ = std::thread([this, period_ms] {
     while (running_.load(std::memory_order_relaxed)) {
       const auto mhz = nvml_->sm_clock_mhz();
       const auto reasons = nvml_->clock_event_reasons();
+      const auto power = nvml_->power_usage_mw();
       if (mhz) {
         std::lock_guard<std::mutex> lock(mutex_);
-        samples_.push_back({*mhz, reasons.value_or(0)});
+        samples_.push_back({*mhz, reasons.value_or(0), power.value_or(0)});
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));
     }
@@ -28,17 +29,10 @@ void ClockWatch::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-ClockSummary ClockWatch::finish(benchmark::State& state) {
+ClockSummary ClockWatch::finish() {
   stop();
   std::lock_guard<std::mutex> lock(mutex_);
-  const ClockSummary s = summarize_clocks(samples_, max_clock_mhz_);
-  if (s.samples > 0) {
-    state.counters["sm_clock_min_mhz"] = s.min_mhz;
-    state.counters["sm_clock_mean_mhz"] = s.mean_mhz;
-    state.counters["throttled"] = s.throttled ? 1.0 : 0.0;
-    if (s.throttled) state.SetLabel("throttled: " + s.why);
-  }
-  return s;
+  return summarize_clocks(samples_, rated_boost_mhz_);
 }
 
 }  // namespace triaudit

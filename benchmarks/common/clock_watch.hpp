@@ -1,9 +1,6 @@
-// Samples the SM clock and the driver's clock-event reasons on a background thread while a
-// case is measured, then writes what it saw as counters (sm_clock_min_mhz, sm_clock_mean_mhz,
-// throttled) so a sagging clock is visible next to the number it affected.
+// Samples the SM clock, the driver's clock-event reasons and the board power on a background
+// thread while a case is measured; `finish` turns the samples into a verdict (clock_summary.hpp).
 #pragma once
-#include <benchmark/benchmark.h>
-
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -16,19 +13,19 @@ namespace triaudit {
 
 class ClockWatch {
  public:
-  // Starts sampling now; without NVML it records nothing and reports nothing.
-  ClockWatch(const NvmlDevice* nvml, unsigned max_clock_mhz, int period_ms = 5);
+  // Starts sampling now; without NVML it records nothing and its summary is empty.
+  ClockWatch(const NvmlDevice* nvml, unsigned rated_boost_mhz, int period_ms = 5);
   ~ClockWatch();
   ClockWatch(const ClockWatch&) = delete;
   ClockWatch& operator=(const ClockWatch&) = delete;
 
-  // Stops sampling and adds the counters to `state`; returns the summary.
-  ClockSummary finish(benchmark::State& state);
+  // Stops sampling and summarises what was seen.
+  ClockSummary finish();
 
  private:
   void stop();
   const NvmlDevice* nvml_;
-  unsigned max_clock_mhz_;
+  unsigned rated_boost_mhz_;
   std::atomic<bool> running_{false};
   std::mutex mutex_;
   std::vector<ClockSample> samples_;

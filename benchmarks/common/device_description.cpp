@@ -1,5 +1,7 @@
 #include "device_description.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "version.hpp"
@@ -24,6 +26,15 @@ double theoretical_memory_bandwidth(const DeviceDescription& d) {
 std::string cuda_version_string(int version) {
   if (version <= 0) return "unknown";
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+std::string explain_no_device(const std::string& cuda_error_name, const std::string& cuda_error_words,
+                              bool libcuda_loadable, int driver_version, int runtime_version) {
+  if (!libcuda_loadable) return "no NVIDIA driver found (libcuda.so.1 not loadable)";
+  if (cuda_error_name == "cudaErrorInsufficientDriver" && driver_version > 0)
+    return "driver too old for this CUDA runtime (driver supports " + cuda_version_string(driver_version) +
+           ", runtime needs " + cuda_version_string(runtime_version) + ")";
+  return cuda_error_name + ": " + cuda_error_words;
 }
 
 ContextEntries device_context_entries(const DeviceDescription& d) {
@@ -58,6 +69,18 @@ ContextEntries device_context_entries(const DeviceDescription& d) {
       {"cuda_runtime_version", cuda_version_string(d.cuda_runtime_version)},
       {"nvml", d.nvml_status},
   };
+  return e;
+}
+
+ContextEntries run_context_entries(const char* gpu_index_env, const char* siblings_loaded_env) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  ContextEntries e = {
+      {"triaudit_schema_version", kSchemaVersion},
+      {"host", host[0] ? host : "unknown"},
+      {"siblings_loaded", siblings_loaded_env != nullptr && std::string(siblings_loaded_env) == "true" ? "true" : "false"},
+  };
+  if (gpu_index_env != nullptr && *gpu_index_env != '\0') e.emplace_back("gpu_index", gpu_index_env);
   return e;
 }
 

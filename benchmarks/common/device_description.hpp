@@ -39,6 +39,11 @@ double theoretical_memory_bandwidth(const DeviceDescription& d);
 // "13.0" from 13000.
 std::string cuda_version_string(int version);
 
+// Why no device is usable, in words that point at the fix: CUDA's "driver version is
+// insufficient" also appears when there is no driver at all.
+std::string explain_no_device(const std::string& cuda_error_name, const std::string& cuda_error_words,
+                              bool libcuda_loadable, int driver_version, int runtime_version);
+
 using ContextEntries = std::vector<std::pair<std::string, std::string>>;
 
 // Entries for one device (names are the keys of DESIGN.md's JSON contract).
@@ -46,5 +51,13 @@ ContextEntries device_context_entries(const DeviceDescription& d);
 
 // Entries that describe the build and the environment, present on every run, GPU or not.
 ContextEntries build_context_entries(const char* cuda_visible_devices);
+
+// The version of the JSON contract (DESIGN.md): raised when a name, counter or context key that
+// the scripts rely on changes meaning or disappears (README, "JSON context").
+inline constexpr const char* kSchemaVersion = "1";
+
+// Schema version, host, and for whole-node runs (triaudit run --all-gpus sets the environment)
+// the GPU's physical index and whether its siblings were measured at the same time.
+ContextEntries run_context_entries(const char* gpu_index_env, const char* siblings_loaded_env);
 
 }  // namespace triaudit

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <dlfcn.h>
+
 #include <cstdio>
 
 #include "cuda_check.hpp"
@@ -30,7 +32,16 @@ DeviceProbe probe_device(int ordinal) {
   DeviceProbe p;
   const cudaError_t err = cudaGetDeviceCount(&p.count);
   if (err != cudaSuccess) {
-    p.reason = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
+    // Is there a driver at all? Ask the loader, and the driver itself for its CUDA version.
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int driver = 0, runtime = 0;
+    if (lib != nullptr) {
+      using GetVersion = int (*)(int*);
+      if (auto fn = reinterpret_cast<GetVersion>(dlsym(lib, "cuDriverGetVersion")); fn != nullptr && fn(&driver) != 0)
+        driver = 0;
+    }
+    (void)cudaRuntimeGetVersion(&runtime);
+    p.reason = explain_no_device(cudaGetErrorName(err), cudaGetErrorString(err), lib != nullptr, driver, runtime);
     p.count = 0;
     return p;
   }
@@ -53,6 +64,20 @@ DeviceProbe probe_device(int ordinal) {
   }
   p.available = true;
   return p;
+}
+
+ContextEntries power_context_entries(const NvmlDevice& nvml) {
+  auto watts = [&](std::optional<unsigned> mw, const char* what) {
+    return mw ? std::to_string(*mw / 1000) : nvml.why_unreadable(what);
+  };
+  const auto t = nvml.temperature_c();
+  const EnergyReading e = nvml.total_energy();
+  return {
+      {"power_limit_enforced_w", watts(nvml.power_limit_enforced_mw(), "power_limit")},
+      {"power_limit_default_w", watts(nvml.power_limit_default_mw(), "power_limit_default")},
+      {"temperature_start_c", t ? std::to_string(*t) : nvml.why_unreadable("temperature")},
+      {"energy_counter", e.millijoules ? "nvmlDeviceGetTotalEnergyConsumption" : "unknown (NVML: " + e.error + ")"},
+  };
 }
 
 DeviceDescription describe_device(int ordinal, const NvmlDevice& nvml) {

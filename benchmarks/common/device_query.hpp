@@ -21,6 +21,10 @@ DeviceProbe probe_device(int ordinal);
 // Everything DeviceDescription holds, for device `ordinal` (CUDA first, NVML where readable).
 DeviceDescription describe_device(int ordinal, const NvmlDevice& nvml);
 
+// Power limits (enforced and default, W) and the temperature when the run starts: a card capped
+// at 500 W is visible beside one at 700 W. Unreadable fields say NVML's reason.
+ContextEntries power_context_entries(const NvmlDevice& nvml);
+
 // The device being measured: chosen once by suite_main, read by every benchmark.
 struct DeviceContext {
   DeviceDescription description;

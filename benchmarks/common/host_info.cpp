@@ -1,6 +1,8 @@
 #include "host_info.hpp"
 
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <fstream>
@@ -96,7 +98,16 @@ std::string bind_to_numa_node(int node) {
     return std::string("not bound: ") + e.what();
   }
   if (sched_setaffinity(0, sizeof set, &set) != 0) return "not bound: sched_setaffinity failed";
-  return "bound to the CPUs of NUMA node " + std::to_string(node) + " (" + list + ")";
+  // Memory too (nvbandwidth binds both): pages first touched from now on, pageable and pinned
+  // host buffers included, come from the GPU's node. set_mempolicy(MPOL_BIND) through the system
+  // call, so no libnuma is needed.
+  constexpr int kMpolBind = 2;
+  unsigned long mask[16] = {};
+  if (node >= static_cast<int>(sizeof mask * 8)) return "CPUs bound to NUMA node " + std::to_string(node) + "; memory not bound (node number too high)";
+  mask[node / (8 * sizeof(unsigned long))] |= 1UL << (node % (8 * sizeof(unsigned long)));
+  if (syscall(SYS_set_mempolicy, kMpolBind, mask, sizeof mask * 8 + 1) != 0)
+    return "CPUs bound to NUMA node " + std::to_string(node) + " (" + list + "); memory not bound (set_mempolicy refused)";
+  return "bound to the CPUs and memory of NUMA node " + std::to_string(node) + " (" + list + ")";
 }
 
 ContextEntries host_context_entries(const std::string& cuda_bus_id) {

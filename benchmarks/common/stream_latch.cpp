@@ -19,17 +19,26 @@ StreamLatch::StreamLatch() : flag_(1, cudaHostAllocMapped), timed_out_(1, cudaHo
 
 StreamLatch::~StreamLatch() { release(); }
 
-bool StreamLatch::disabled() {
-  static const bool off = [] {
-    const char* v = std::getenv("TRIAUDIT_NO_LATCH");
-    return v != nullptr && *v != '\0' && std::string(v) != "0";
-  }();
-  return off;
+namespace {
+bool env_set(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
 }
+}  // namespace
+
+const char* StreamLatch::disabled_reason() {
+  if (env_set("TRIAUDIT_NO_LATCH")) return "TRIAUDIT_NO_LATCH";
+  if (env_set("CUDA_LAUNCH_BLOCKING")) return "CUDA_LAUNCH_BLOCKING";
+  return "";
+}
+
+bool StreamLatch::disabled() { return *disabled_reason() != '\0'; }
 
 void StreamLatch::hold(cudaStream_t stream) {
   if (disabled()) return;
   if (!held_) {
+    // A new hold starts with a clean verdict: an earlier hold's timeout is not this one's.
+    reinterpret_cast<volatile int*>(timed_out_.data())[0] = 0;
     reinterpret_cast<volatile int*>(flag_.data())[0] = 0;
     std::atomic_thread_fence(std::memory_order_seq_cst);
     held_ = true;

@@ -20,14 +20,18 @@ class StreamLatch {
   // Throws if a hold ran into its timeout (the measurement would include the wait).
   void check() const;
 
-  // Work queued behind one hold must stay well inside the device's queue depth, or the host
-  // blocks in a launch it can never finish before release().
-  static constexpr int kMaxQueuedOps = 128;
+  // Queue entries (kernel launches, copies, event records) waiting behind one hold must stay well
+  // inside the device's queue depth, or the host blocks in a launch it can never finish before
+  // release(). Counted in entries, not operations: a bidirectional copy is several entries.
+  static constexpr int kMaxQueuedEntries = 128;
 
-  // TRIAUDIT_NO_LATCH=1 turns holds into no-ops: for profilers that serialise kernel launches
-  // (Nsight Compute), under which a held stream could only wait for its timeout. Timings then
-  // include launch gaps; the JSON context records it (stream_latch: off).
+  // Holds are no-ops when they cannot work: TRIAUDIT_NO_LATCH=1 (for profilers that serialise
+  // kernel launches, such as Nsight Compute, under which a held stream could only wait for its
+  // timeout) and CUDA_LAUNCH_BLOCKING=1 (every launch waits for the spinning kernel, which waits
+  // for a release the host can only send after the launch returns). Timings then include launch
+  // gaps; the JSON context records it (stream_latch: off (...)).
   static bool disabled();
+  static const char* disabled_reason();  // "" when enabled
 
  private:
   PinnedBuffer<int> flag_;

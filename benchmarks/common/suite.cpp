@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "cuda_check.hpp"
 #include "host_info.hpp"
+#include "measure.hpp"
 #include "sizes.hpp"
 #include "stream_latch.hpp"
 
@@ -19,7 +21,8 @@ namespace triaudit {
 namespace {
 
 struct SuiteState {
-  double min_time = 0.0;
+  long long ordinal = 0;
+  std::string bind_numa = "off";
   DeviceProbe probe;
   std::string setup_error;  // before_run failed: every case fails with this
   std::string context_lost;  // a case hit a sticky CUDA error: every later case fails with this
@@ -77,26 +80,17 @@ const DeviceContext& device() {
   return *suite().context;
 }
 
-void run_guarded(benchmark::State& state, const std::function<void()>& body) {
-  if (!suite().probe.available) {
-    skip(state, "no CUDA device (" + suite().probe.reason + ")");
-    return;
-  }
-  if (!suite().setup_error.empty()) {
-    fail(state, "error: " + suite().setup_error);
-    return;
-  }
-  if (!suite().context_lost.empty()) {
-    fail(state, "error: not run: " + suite().context_lost);
-    return;
-  }
+CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body) {
+  (void)state;
+  if (!suite().probe.available) return {CaseOutcome::kSkipped, "skipped: no CUDA device (" + suite().probe.reason + ")"};
+  if (!suite().setup_error.empty()) return {CaseOutcome::kFailed, "error: " + suite().setup_error};
+  if (!suite().context_lost.empty()) return {CaseOutcome::kFailed, "error: not run: " + suite().context_lost};
   std::string failure;
   try {
     body();
-    return;
+    return {};
   } catch (const SkipCase& e) {
-    skip(state, e.what());
-    return;
+    return {CaseOutcome::kSkipped, std::string("skipped: ") + e.what()};
   } catch (const VerificationError& e) {
     failure = std::string("verification failed: ") + e.what();
   } catch (const std::exception& e) {
@@ -107,7 +101,16 @@ void run_guarded(benchmark::State& state, const std::function<void()>& body) {
                            "); run the remaining cases in a new process, e.g. with --benchmark_filter";
     failure += " [the CUDA context is lost (" + sticky + "): every later case in this process fails]";
   }
-  fail(state, failure);
+  return {CaseOutcome::kFailed, failure};
+}
+
+void report_outcome(benchmark::State& state, const CaseOutcome& outcome) {
+  if (outcome.kind == CaseOutcome::kSkipped) skip(state, outcome.message.substr(std::string("skipped: ").size()));
+  if (outcome.kind == CaseOutcome::kFailed) fail(state, outcome.message);
+}
+
+void run_guarded(benchmark::State& state, const std::function<void()>& body) {
+  report_outcome(state, run_guarded_outcome(state, body));
 }
 
 void require_free_memory(std::size_t bytes) {
@@ -120,27 +123,74 @@ void require_free_memory(std::size_t bytes) {
 }
 
 benchmark::internal::Benchmark* register_case(const std::string& name, std::function<void(benchmark::State&)> body) {
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), [body](benchmark::State& st) { body(st); });
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [name, body](benchmark::State& st) {
+    begin_case_call(name);
+    body(st);
+  });
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
-  if (suite().min_time > 0) b->MinTime(suite().min_time);
   return b;
 }
 
-ClockWatch watch_clocks() {
-  const DeviceDescription& d = device().description;
-  const int max_mhz = d.sm_clock_max_mhz_nvml > 0 ? d.sm_clock_max_mhz_nvml : d.sm_clock_max_khz / 1000;
-  return ClockWatch(device().nvml.get(), static_cast<unsigned>(max_mhz));
+std::vector<char*> with_one_iteration_per_call(int argc, char** argv) {
+#if TRIAUDIT_HAVE_SKIP_WITH_MESSAGE
+  static char one_iteration[] = "--benchmark_min_time=1x";
+#else
+  static char one_iteration[] = "--benchmark_min_time=0.000000001";
+#endif
+  std::vector<char*> args(argv, argv + argc);
+  bool user_min_time = false;
+  for (int i = 1; i < argc; ++i) user_min_time |= std::strncmp(argv[i], "--benchmark_min_time", 20) == 0;
+  if (!user_min_time) args.insert(args.begin() + 1, one_iteration);
+  args.push_back(nullptr);
+  return args;
+}
+
+FlagSet suite_flags(const SuiteSpec& spec) {
+  FlagSet flags;
+  flags.add_int("device", &suite().ordinal, 0, 1023, "CUDA device ordinal to measure (after CUDA_VISIBLE_DEVICES)");
+  flags.add_choice("bind-numa", &suite().bind_numa, {"off", "on"},
+                   "restrict the process (CPUs and memory) to the GPU's NUMA node");
+  flags.add_double("min-time", &measure_settings().min_time_s, 0.0, 3600.0,
+                   "seconds of timed regions per call of a case (wall time: it bounds the real time)");
+  flags.add_double("warmup-s", &measure_settings().warmup_s, 0.0, 60.0,
+                   "seconds of a case's own work before its timed regions, on every call");
+  if (spec.add_flags) spec.add_flags(flags);
+  return flags;
+}
+
+std::optional<int> check_command_line(int argc, char** argv, const SuiteSpec& spec,
+                                      const std::vector<std::string>& also_allowed) {
+  const FlagSet flags = suite_flags(spec);
+  if (wants_help(argc, argv)) {
+    std::cout << spec.executable << ": " << spec.summary << "\n\ntriaudit flags:\n" << flags.help()
+              << "\nExit codes: 0 ok, 1 a case failed, 2 bad command line, 77 no CUDA device.\n"
+              << "Google Benchmark's --benchmark_* flags work as usual.\n";
+    return kExitOk;
+  }
+  std::vector<char*> copy(argv, argv + argc);
+  int n = argc;
+  try {
+    flags.parse(&n, copy.data());
+  } catch (const FlagError& e) {
+    std::cerr << spec.executable << ": bad command line: " << e.what() << "\n";
+    return kExitBadCommandLine;
+  }
+  for (int i = 1; i < n; ++i) {
+    const std::string a = copy[static_cast<std::size_t>(i)];
+    const bool known = a.rfind("--benchmark_", 0) == 0 || a.rfind("--v=", 0) == 0 ||
+                       std::find(also_allowed.begin(), also_allowed.end(), a) != also_allowed.end();
+    if (!known) {
+      std::cerr << spec.executable << ": bad command line: unrecognized argument '" << a << "' (see --help)\n";
+      return kExitBadCommandLine;
+    }
+  }
+  return std::nullopt;
 }
 
 int suite_main(int argc, char** argv, const SuiteSpec& spec) {
-  long long ordinal = 0;
-  std::string bind_numa = "off";
-  FlagSet flags;
-  flags.add_int("device", &ordinal, 0, 1023, "CUDA device ordinal to measure (after CUDA_VISIBLE_DEVICES)");
-  flags.add_choice("bind-numa", &bind_numa, {"off", "on"}, "restrict the process to the CPUs of the GPU's NUMA node");
-  flags.add_double("min-time", &suite().min_time, 0.0, 3600.0,
-                   "minimum measured seconds per case (0: Google Benchmark's default)");
-  if (spec.add_flags) spec.add_flags(flags);
+  const FlagSet flags = suite_flags(spec);
+  const long long& ordinal = suite().ordinal;
+  const std::string& bind_numa = suite().bind_numa;
 
   if (wants_help(argc, argv)) {
     std::cout << spec.executable << ": " << spec.summary << "\n\ntriaudit flags:\n"
@@ -155,6 +205,9 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
     return kExitBadCommandLine;
   }
   const bool list_only = lists_only(argc, argv);  // before Initialize consumes the flag
+  std::vector<char*> args = with_one_iteration_per_call(argc, argv);
+  argc = static_cast<int>(args.size()) - 1;
+  argv = args.data();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitBadCommandLine;
 
@@ -173,7 +226,11 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   SuiteState& s = suite();
   for (const auto& [k, v] : build_context_entries(std::getenv("CUDA_VISIBLE_DEVICES")))
     benchmark::AddCustomContext(k, v);
-  benchmark::AddCustomContext("stream_latch", StreamLatch::disabled() ? "off (TRIAUDIT_NO_LATCH: launch gaps are timed)" : "on");
+  for (const auto& [k, v] : run_context_entries(std::getenv("TRIAUDIT_GPU_INDEX"), std::getenv("TRIAUDIT_SIBLINGS_LOADED")))
+    benchmark::AddCustomContext(k, v);
+  benchmark::AddCustomContext("stream_latch", StreamLatch::disabled() ? std::string("off (") + StreamLatch::disabled_reason() +
+                                                                            ": launch gaps are timed)"
+                                                                      : std::string("on"));
   s.probe = probe_device(static_cast<int>(ordinal));
   if (s.probe.available) {
     try {
@@ -191,6 +248,7 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   if (s.probe.available) {
     for (const auto& [k, v] : device_context_entries(s.context->description))
       benchmark::AddCustomContext(k, v);
+    for (const auto& [k, v] : power_context_entries(*s.context->nvml)) benchmark::AddCustomContext(k, v);
     const std::string& bus = s.context->description.pci_bus_id;
     benchmark::AddCustomContext("numa_binding", bind_numa == "on" ? bind_to_numa_node(gpu_numa_node(bus)) : "off");
     for (const auto& [k, v] : host_context_entries(bus)) benchmark::AddCustomContext(k, v);

@@ -10,7 +10,9 @@
 #include <benchmark/benchmark.h>
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "clock_watch.hpp"
 #include "device_query.hpp"
@@ -40,6 +42,14 @@ struct SuiteSpec {
 
 int suite_main(int argc, char** argv, const SuiteSpec& spec);
 
+// Google Benchmark must accept each case's first call: the case's own loop (measure.hpp) warms up
+// and times regions until --min-time, so re-running it to size an iteration count would only
+// multiply the time. Set through the global flag (a per-case Iterations(1) would append
+// "/iterations:1" to every name): 1.8+ "--benchmark_min_time=1x"; 1.7 accepts any call whose
+// reported time exceeds a nanosecond. Left alone when the user gives --benchmark_min_time.
+// Returns argv with the flag added, null-terminated (size() - 1 arguments).
+std::vector<char*> with_one_iteration_per_call(int argc, char** argv);
+
 // The device under test. Only valid inside run_guarded bodies (throws otherwise).
 const DeviceContext& device();
 
@@ -47,12 +57,26 @@ const DeviceContext& device();
 // VerificationError and any other exception become Google Benchmark errors with their message.
 void run_guarded(benchmark::State& state, const std::function<void()>& body);
 
+// The same in two halves, for a case whose processes must agree on its outcome before it is
+// reported (allreduce under MPI): run the body, then report what came out.
+struct CaseOutcome {
+  enum Kind { kOk, kSkipped, kFailed } kind = kOk;
+  std::string message;  // "skipped: ...", "error: ...", "verification failed: ..."
+};
+CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body);
+void report_outcome(benchmark::State& state, const CaseOutcome& outcome);
+
+// Every triaudit flag of this executable (the suite's and the corner's).
+FlagSet suite_flags(const SuiteSpec& spec);
+// Checks a command line without touching a device or a launcher: --help prints the help (0), a
+// bad triaudit flag or an argument that is neither a triaudit nor a --benchmark_ flag is refused
+// naming it (2). nullopt: fine, go on. `also_allowed`: further plain flags (e.g. --dry-run).
+std::optional<int> check_command_line(int argc, char** argv, const SuiteSpec& spec,
+                                      const std::vector<std::string>& also_allowed = {});
+
 // Registers a case timed manually (CUDA events or the host clock), reported in microseconds,
 // with the suite-wide --min-time when one was given.
 benchmark::internal::Benchmark* register_case(const std::string& name, std::function<void(benchmark::State&)> body);
-
-// Samples the SM clock of the device under test while a case is measured.
-ClockWatch watch_clocks();
 
 // Skips the case unless `bytes` more device memory is free (with a margin for the runtime).
 void require_free_memory(std::size_t bytes);

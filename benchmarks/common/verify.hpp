@@ -18,11 +18,13 @@ struct VerifyResult {
   std::uint64_t wrong = 0;
   std::uint64_t first_wrong = 0;  // index, valid when wrong > 0
   double got = 0, expected = 0;   // at first_wrong
+  std::string detail;             // a check that is not element by element says what failed
   bool ok() const { return wrong == 0 && checked > 0; }
   std::string describe() const {
     std::ostringstream os;
     os.precision(9);
     if (checked == 0) return "no element checked";
+    if (!detail.empty()) return detail;
     os << wrong << " of " << checked << " checked elements wrong; first at index " << first_wrong
        << ": got " << got << ", expected " << expected;
     return os.str();

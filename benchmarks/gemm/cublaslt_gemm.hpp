@@ -10,6 +10,7 @@
 
 #include "gemm_catalogue.hpp"
 #include "gemm/operands.cuh"
+#include "gemm_check.hpp"
 
 namespace triaudit {
 
@@ -42,15 +43,17 @@ class LtGemm {
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
 
-  // Asks the heuristic for up to `candidates` algorithms, times each (median of 5 after a
-  // warm-up) on these buffers and keeps the fastest. Throws when none runs.
-  void autotune(const void* a, const void* b, void* d, void* workspace, cudaStream_t s, int candidates = 8);
+  // Asks the heuristic for up to `candidates` algorithms, times each on these buffers and keeps
+  // the fastest. Each candidate is timed the way cases are measured: `ops` GEMMs per region on
+  // rotated operand sets, queued behind a held stream, median of 3 regions after one warm-up
+  // region. The selection time is for choosing only; no reported figure comes from it.
+  // Throws SkipCase when the library offers nothing for the shape, Error when nothing runs.
+  void autotune(const GemmBuffers& buf, void* workspace, cudaStream_t s, int ops, int candidates = 8);
   void run(const void* a, const void* b, void* d, void* workspace, cudaStream_t s) const;
 
   std::string chosen_description() const;  // "algo 6 tile 20 stages 12 splitk 1 (candidate 2 of 8)"
   int algo_id() const;
   int candidates_tried() const { return tried_; }
-  double tuned_seconds() const { return best_seconds_; }
 
  private:
   cublasStatus_t call(const cublasLtMatmulAlgo_t* algo, const void* a, const void* b, void* d, void* ws,

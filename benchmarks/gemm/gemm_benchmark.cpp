@@ -2,20 +2,27 @@
 //
 //   gemm/cublaslt/<precision>/layout:<nn|tn>/m:M/n:N/k:K   cuBLASLt, the fastest of the heuristic's
 //                                                           candidates (label: which one won)
-//   gemm/ceiling/<precision>/shapes:12                      best FLOP/s over a sweep of large shapes:
-//                                                           the measured compute roof
+//   gemm/cublaslt/<precision>/llm:<model>-<layer>/tokens:T  an LLM linear layer as PyTorch runs it
+//   gemm/ceiling/<precision>/burst                          best FLOP/s over a sweep of large shapes,
+//                                                           right after a warm-up: the compute roof
+//   gemm/ceiling/<precision>/sustained                      8192^3 back to back for --sustained-s:
+//                                                           the median over the window (what the card holds)
 //   gemm/ladder_l<L>_<name>/<fp32|bf16>/layout:tn/...       hand-written kernels, with their ratio to
-//                                                           cuBLASLt on the same shape (ratio_to_cublas)
-// Counters: flops (ops for INT8: 2*M*N*K per GEMM, a rate), arithmetic_intensity (FLOPs / minimum
-// bytes), algo_id. D is checked against an FP64 reference at 1026 sampled elements before any
-// number is reported; inputs are random in [-1, 1] and rotated over enough copies to exceed L2.
+//                                                           cuBLASLt timed the same way (ratio_to_cublas)
+// Every figure is timed through the same path (measure.hpp): a warm-up of the case's own GEMMs,
+// then held regions of GEMMs on rotated operand sets (>= 3x L2). Counters: flops (ops for INT8:
+// 2*M*N*K per GEMM, a rate), arithmetic_intensity (FLOPs / minimum bytes), algo_id, m, n, k.
+// D is checked against an FP64 reference at 1026 sampled elements before any number is reported;
+// inputs are random in [-1, 1]. A shape whose GEMM would run longer than --max-op-seconds (or
+// than a display watchdog allows) is skipped with the estimate, before it is launched.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 
-#include "../common/gpu_timer.hpp"
+#include "../common/measure.hpp"
 #include "../common/names.hpp"
 #include "../common/suite.hpp"
 #include "cublaslt_gemm.hpp"
@@ -26,8 +33,10 @@ namespace triaudit {
 namespace {
 
 struct GemmOptions {
-  std::uint64_t max_square = 16384;
+  long long max_square = 16384;
   std::vector<std::string> families = {"square", "llm", "misaligned", "ceiling", "ladder"};
+  double sustained_s = 10.0;
+  double max_op_seconds = 1.0;
 } g_opt;
 
 int device_cc() { return device().description.cc_major * 10 + device().description.cc_minor; }
@@ -63,20 +72,79 @@ void set_counters(benchmark::State& state, GemmPrecision p, const GemmShape& s) 
   state.counters["k"] = static_cast<double>(s.k);
 }
 
-// Google Benchmark calls a case's body several times (sizing the iteration count, then once
-// per repetition): the operands, the workspace and the tuned algorithm of the last case are kept,
-// so the candidates are timed once per case, not once per call.
+const LtHandle& lt_handle() {
+  static LtHandle h;
+  return h;
+}
+
+// How long one GEMM of `s` would run, from a probe of the same precision at up to 2048 per
+// dimension (its rate is a lower bound for larger shapes, so the estimate errs long). Probes are
+// cached per precision and layout. Used before the first launch of a shape: a desktop card's
+// display watchdog kills a kernel that runs too long, and the CUDA context with it.
+double estimate_gemm_seconds(GemmPrecision p, const GemmShape& s) {
+  static std::map<std::pair<int, bool>, double> rate;  // FLOP/s
+  const auto key = std::make_pair(static_cast<int>(p), s.transa);
+  if (!rate.count(key)) {
+    const GemmShape probe{2048, 2048, 2048, "probe", s.transa};
+    const LtTypes t = lt_types(p);
+    Stream stream;
+    const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
+    GemmBuffers buf(t.ab_elem, t.cd_elem, probe, 1, stream);
+    DeviceBuffer<unsigned char> ws(ws_bytes);
+    LtGemm g(lt_handle(), p, probe, ws_bytes);
+    g.autotune(buf, ws.data(), stream, 1, 1);
+    Event start, stop;
+    g.run(buf.a(0), buf.b(0), buf.d(0), ws.data(), stream);
+    start.record(stream);
+    for (int i = 0; i < 3; ++i) g.run(buf.a(0), buf.b(0), buf.d(0), ws.data(), stream);
+    stop.record(stream);
+    stop.synchronize();
+    rate[key] = 3 * gemm_flops(probe.m, probe.n, probe.k) / Event::seconds_between(start, stop);
+  }
+  return gemm_flops(s.m, s.n, s.k) / rate[key];
+}
+
+// The longest single GEMM a case may launch: --max-op-seconds, and a quarter second under a
+// display watchdog (cudaDevAttrKernelExecTimeout: the OS kills kernels after about 2 s).
+double op_time_limit() {
+  int watchdog = 0;
+  TRIAUDIT_CUDA(cudaDeviceGetAttribute(&watchdog, cudaDevAttrKernelExecTimeout, device().description.ordinal));
+  return watchdog ? std::min(g_opt.max_op_seconds, 0.25) : g_opt.max_op_seconds;
+}
+
+void require_short_enough(double estimate_s, const std::string& what) {
+  const double limit = op_time_limit();
+  if (estimate_s > limit) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s would take about %.2f s per GEMM on this card (from a 2048^3 probe), above the "
+                                   "%.2f s limit per launch (--max-op-seconds%s)",
+                  what.c_str(), estimate_s, limit, limit < g_opt.max_op_seconds ? "; a display watchdog is active" : "");
+    throw SkipCase(buf);
+  }
+}
+
+// The loop's work: `ops` GEMMs per region, each on the next operand set.
+DeviceWork gemm_work(cudaStream_t stream, const GemmShape& s, const std::function<void(int)>& run_on_set, int sets,
+                     std::shared_ptr<int> set) {
+  DeviceWork work;
+  work.stream = stream;
+  work.ops = gemms_per_region(s);
+  work.queue_entries_per_op = 2;  // cuBLASLt may add a split-K reduction kernel
+  work.enqueue_op = [run_on_set, sets, set] {
+    run_on_set(*set);
+    *set = (*set + 1) % sets;
+  };
+  return work;
+}
+
+// Google Benchmark calls a case's body once per repetition: the operands, the workspace and the
+// tuned algorithm of the last case are kept, so the candidates are timed once per case.
 struct LtCaseCache {
   std::string name;
   std::unique_ptr<GemmBuffers> buf;
   std::unique_ptr<DeviceBuffer<unsigned char>> ws;
   std::unique_ptr<LtGemm> gemm;
 };
-
-const LtHandle& lt_handle() {
-  static LtHandle h;
-  return h;
-}
 
 void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
   run_guarded(state, [&] {
@@ -88,10 +156,11 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
     const std::string key = gemm_case_name("cublaslt", p, s);
     if (cache.name != key) {
       cache = LtCaseCache{};  // free the previous case's operands first
+      require_short_enough(estimate_gemm_seconds(p, s), "this shape");
       cache.buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
       cache.ws = std::make_unique<DeviceBuffer<unsigned char>>(ws_bytes);
       cache.gemm = std::make_unique<LtGemm>(lt_handle(), p, s, ws_bytes);
-      cache.gemm->autotune(cache.buf->a(0), cache.buf->b(0), cache.buf->d(0), cache.ws->data(), stream);
+      cache.gemm->autotune(*cache.buf, cache.ws->data(), stream, gemms_per_region(s));
       cache.name = key;
     }
     GemmBuffers* buf = cache.buf.get();
@@ -104,77 +173,110 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
     const double tol = precision_info(p).tolerance;
     if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError(c.describe());
 
-    const int ops = gemms_per_region(s);
-    StreamLatch latch;
-    GpuTimer timer(stream);
-    ClockWatch clocks = watch_clocks();
-    int set = 0;
-    for (auto _ : state) {
-      auto region = timer.region(state, ops, &latch);
-      for (int i = 0; i < ops; ++i) {
-        gemm.run(buf->a(set), buf->b(set), buf->d(set), ws.data(), stream);
-        set = (set + 1) % buf->sets();
-      }
-    }
-    timer.check();
-    clocks.finish(state);
+    const DeviceWork work = gemm_work(
+        stream, s, [&](int i) { gemm.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); }, buf->sets(),
+        std::make_shared<int>(0));
+    const LoopResult r = measure_device(state, work);
     if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError("after timing: " + c.describe());
 
     set_counters(state, p, s);
     state.counters["algo_id"] = gemm.algo_id();
     state.counters["candidates_timed"] = gemm.candidates_tried();
     state.counters["operand_sets"] = buf->sets();
-    state.counters["gemms_per_region"] = ops;
     if (p == GemmPrecision::FP64) state.counters["fp64_tensor_cores"] = fp64_has_tensor_cores(device_cc()) ? 1 : 0;
-    state.SetLabel(gemm.chosen_description());
+    append_label(state, gemm.chosen_description());
+    report_loop(state, r, "flops_per_joule", gemm_flops(s.m, s.n, s.k));
   });
 }
 
-// The measured compute roof: every ceiling shape autotuned and timed; the best is reported.
-void ceiling_case(benchmark::State& state, GemmPrecision p) {
+// One shape of the ceiling: its buffers and tuned GEMM, verified before it is timed.
+struct CeilingShape {
+  GemmShape shape;
+  std::unique_ptr<GemmBuffers> buf;
+  std::unique_ptr<LtGemm> gemm;
+};
+
+CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffer<unsigned char>& ws, Stream& stream) {
+  const LtTypes t = lt_types(p);
+  if (!precision_info(p).tn_only && p != GemmPrecision::BF16) shape.transa = false;
+  CeilingShape c{shape, nullptr, nullptr};
+  require_short_enough(estimate_gemm_seconds(p, shape), "m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) +
+                                                            " k:" + std::to_string(shape.k));
+  c.buf = make_buffers(t.ab_elem, t.cd_elem, shape, stream, ws.bytes());
+  c.gemm = std::make_unique<LtGemm>(lt_handle(), p, shape, ws.bytes());
+  c.gemm->autotune(*c.buf, ws.data(), stream, gemms_per_region(shape));
+  c.gemm->run(c.buf->a(0), c.buf->b(0), c.buf->d(0), ws.data(), stream);
+  if (const GemmCheck chk = check_gemm(*c.buf, 0, precision_info(p).tolerance, stream); !chk.ok())
+    throw VerificationError("m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) + " k:" + std::to_string(shape.k) +
+                            ": " + chk.describe());
+  return c;
+}
+
+// Burst: every ceiling shape timed through the measured path (the case's warm-up runs once,
+// before the first shape; the shapes follow back to back); the best is the compute roof.
+void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
   run_guarded(state, [&] {
     require_precision(p);
-    const LtTypes t = lt_types(p);
-    const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
     Stream stream;
-    DeviceBuffer<unsigned char> ws(ws_bytes);
-    double best_rate = 0, best_time = 0;
+    DeviceBuffer<unsigned char> ws(lt_workspace_bytes(device_cc()));
+    double best_rate = 0;
+    LoopResult best_loop;
     GemmShape best{};
-    std::string best_algo;
+    std::string best_algo, skipped;
     for (auto _ : state) {
+      bool first = true;
       for (const GemmShape& s : ceiling_shapes()) {
-        GemmShape shape = s;
-        if (!precision_info(p).tn_only && p != GemmPrecision::BF16) shape.transa = false;
-        std::unique_ptr<GemmBuffers> buf;
+        CeilingShape c;
         try {
-          buf = make_buffers(t.ab_elem, t.cd_elem, shape, stream, ws_bytes);
-        } catch (const SkipCase&) {
-          continue;  // this shape does not fit: the others still count
+          c = prepare_ceiling_shape(p, s, ws, stream);
+        } catch (const SkipCase& e) {
+          skipped = e.what();
+          continue;  // this shape does not fit or is too long here: the others still count
         }
-        LtGemm gemm(lt_handle(), p, shape, ws_bytes);
-        gemm.autotune(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
-        gemm.run(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
-        if (const GemmCheck c = check_gemm(*buf, 0, precision_info(p).tolerance, stream); !c.ok())
-          throw VerificationError("m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) + " k:" +
-                                  std::to_string(shape.k) + ": " + c.describe());
-        const double rate = gemm_flops(shape.m, shape.n, shape.k) / gemm.tuned_seconds();
+        DeviceWork work = gemm_work(
+            stream, c.shape, [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), ws.data(), stream); },
+            c.buf->sets(), std::make_shared<int>(0));
+        const LoopResult r = time_device(work, 0.0, first ? -1.0 : 0.0);
+        first = false;
+        const double rate = gemm_flops(c.shape.m, c.shape.n, c.shape.k) / r.seconds_per_op;
         if (rate > best_rate) {
           best_rate = rate;
-          best_time = gemm.tuned_seconds();
-          best = shape;
-          best_algo = gemm.chosen_description();
+          best_loop = r;
+          best = c.shape;
+          best_algo = c.gemm->chosen_description();
         }
       }
-      if (best_rate == 0) throw SkipCase("no ceiling shape fits in device memory");
-      state.SetIterationTime(best_time);
+      if (best_rate == 0) throw SkipCase("no ceiling shape could run here" + (skipped.empty() ? "" : ": " + skipped));
+      state.SetIterationTime(best_loop.seconds_per_op);
     }
-    state.counters[precision_info(p).counter] =
-        benchmark::Counter(gemm_flops(best.m, best.n, best.k), benchmark::Counter::kIsIterationInvariantRate);
+    set_counters(state, p, best);
     state.counters["best_m"] = static_cast<double>(best.m);
     state.counters["best_n"] = static_cast<double>(best.n);
     state.counters["best_k"] = static_cast<double>(best.k);
-    state.SetLabel("best at m:" + std::to_string(best.m) + " n:" + std::to_string(best.n) + " k:" + std::to_string(best.k) +
-                   ", " + best_algo);
+    append_label(state, "burst: best of " + std::to_string(ceiling_shapes().size()) + " shapes at m:" + std::to_string(best.m) +
+                            " n:" + std::to_string(best.n) + " k:" + std::to_string(best.k) + ", " + best_algo);
+    report_loop(state, best_loop, "flops_per_joule", gemm_flops(best.m, best.n, best.k));
+  });
+}
+
+// Sustained: 8192^3 back to back for --sustained-s after the warm-up, the median GEMM time over
+// the window, with the clock, power and temperature seen (mamf-finder's sustained figure).
+void ceiling_sustained_case(benchmark::State& state, GemmPrecision p) {
+  run_guarded(state, [&] {
+    require_precision(p);
+    Stream stream;
+    DeviceBuffer<unsigned char> ws(lt_workspace_bytes(device_cc()));
+    CeilingShape c = prepare_ceiling_shape(p, {8192, 8192, 8192, "ceiling", true}, ws, stream);
+    DeviceWork work = gemm_work(
+        stream, c.shape, [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), ws.data(), stream); },
+        c.buf->sets(), std::make_shared<int>(0));
+    const LoopResult r = measure_device_sustained(state, work, g_opt.sustained_s);
+    if (const GemmCheck chk = check_gemm(*c.buf, 0, precision_info(p).tolerance, stream); !chk.ok())
+      throw VerificationError("after the window: " + chk.describe());
+    set_counters(state, p, c.shape);
+    state.counters["window_s"] = r.window_seconds - r.warmup_seconds;
+    append_label(state, "sustained: median GEMM time over the window, " + c.gemm->chosen_description());
+    report_loop(state, r, "flops_per_joule", gemm_flops(c.shape.m, c.shape.n, c.shape.k));
   });
 }
 
@@ -187,6 +289,9 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     const LtTypes t = lt_types(p);
     const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
     Stream stream;
+    // The ladder's slowest levels (0-1 on CUDA cores) are estimated from cuBLASLt's rate at a
+    // hundredth of it: an estimate that errs long, so the watchdog never sees a ladder kernel.
+    require_short_enough(estimate_gemm_seconds(p, s) * (level <= 1 ? 100.0 : 10.0), "level " + std::to_string(level) + " at this shape");
     auto buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
     const double tol = precision_info(p).tolerance;
 
@@ -194,25 +299,32 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     TRIAUDIT_CUDA_LAUNCH();
     if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError(c.describe());
 
-    // cuBLASLt on the same shape and buffers: the yardstick.
+    // cuBLASLt on the same shape and buffers, timed the same way: the yardstick.
     DeviceBuffer<unsigned char> ws(ws_bytes);
     LtGemm ref(lt_handle(), p, s, ws_bytes);
-    ref.autotune(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
+    ref.autotune(*buf, ws.data(), stream, gemms_per_region(s));
 
-    StreamLatch latch;
-    GpuTimer timer(stream);
-    ClockWatch clocks = watch_clocks();
-    int set = 0;
+    const DeviceWork work = gemm_work(
+        stream, s, [&](int i) { kernels::ladder_gemm(level, buf->a(i), buf->b(i), buf->d(i), s.m, s.n, s.k, stream); },
+        buf->sets(), std::make_shared<int>(0));
+    const DeviceWork ref_work = gemm_work(
+        stream, s, [&](int i) { ref.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); }, buf->sets(),
+        std::make_shared<int>(0));
+    LoopResult r, r_ref;
     for (auto _ : state) {
-      auto region = timer.region(state, 1, &latch);
-      kernels::ladder_gemm(level, buf->a(set), buf->b(set), buf->d(set), s.m, s.n, s.k, stream);
-      set = (set + 1) % buf->sets();
+      r = time_device(work);
+      r_ref = time_device(ref_work);
+      state.SetIterationTime(r.seconds_per_op);
     }
     TRIAUDIT_CUDA_LAUNCH();
-    timer.check();
-    clocks.finish(state);
+    // The timed loop wrote D with the ladder and cuBLASLt alternately: check the ladder's output
+    // once more on set 0.
+    kernels::ladder_gemm(level, buf->a(0), buf->b(0), buf->d(0), s.m, s.n, s.k, stream);
+    TRIAUDIT_CUDA_LAUNCH();
+    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError("after timing: " + c.describe());
     set_counters(state, p, s);
-    state.counters["ratio_to_cublas"] = ref.tuned_seconds() / timer.seconds_per_op();
+    state.counters["ratio_to_cublas"] = r_ref.seconds_per_op / r.seconds_per_op;
+    state.counters["cublas_seconds_per_op"] = r_ref.seconds_per_op;
     state.counters["level"] = level;
     // Resident blocks per SM as the occupancy calculator gives them for this launch (after the
     // launcher set its shared-memory attributes): level 3 and 4 are written for 2.
@@ -222,7 +334,8 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
                                                                static_cast<std::size_t>(launch.smem_bytes)));
     state.counters["occupancy_blocks_per_sm"] = resident;
     state.counters["blocks_per_sm_intended"] = launch.min_blocks_per_sm;
-    state.SetLabel(std::string("level ") + std::to_string(level) + ": " + info.idea);
+    append_label(state, std::string("level ") + std::to_string(level) + ": " + info.idea);
+    report_loop(state, r, "flops_per_joule", gemm_flops(s.m, s.n, s.k));
   });
 }
 
@@ -233,9 +346,13 @@ void register_gemm() {
   auto add_lt = [](GemmPrecision p, const GemmShape& s) {
     register_case(gemm_case_name("cublaslt", p, s), [=](benchmark::State& st) { cublaslt_case(st, p, s); });
   };
+  const bool power_of_two = g_opt.max_square > 0 && (g_opt.max_square & (g_opt.max_square - 1)) == 0;
+  if (!power_of_two || g_opt.max_square < 256 || g_opt.max_square > 65536)
+    throw std::invalid_argument("--max-square=" + std::to_string(g_opt.max_square) +
+                                ": the largest square dimension must be a power of two from 256 to 65536");
   for (const PrecisionInfo& info : gemm_precisions()) {
     if (wanted("square"))
-      for (const GemmShape& s : square_shapes(g_opt.max_square))
+      for (const GemmShape& s : square_shapes(static_cast<std::uint64_t>(g_opt.max_square)))
         if (s.transa || !info.tn_only) add_lt(info.precision, s);
   }
   if (wanted("llm"))
@@ -246,12 +363,12 @@ void register_gemm() {
       for (const GemmShape& s : misaligned_shapes()) add_lt(p, s);
   if (wanted("ceiling"))
     for (const PrecisionInfo& info : gemm_precisions()) {
-      const std::string name = BenchName("gemm", "ceiling", info.name).arg("shapes", ceiling_shapes().size()).str();
       const GemmPrecision p = info.precision;
-      benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { ceiling_case(st, p); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond)
-          ->Iterations(1);  // one pass over the sweep: each shape is already timed 5 times per candidate
+      register_case(BenchName("gemm", "ceiling", info.name).str() + "/burst",
+                    [=](benchmark::State& st) { ceiling_burst_case(st, p); });
+      if (g_opt.sustained_s > 0)
+        register_case(BenchName("gemm", "ceiling", info.name).str() + "/sustained",
+                      [=](benchmark::State& st) { ceiling_sustained_case(st, p); });
     }
   if (wanted("ladder")) {
     int count = 0;
@@ -275,8 +392,12 @@ void record_library_version() {
 }
 
 void add_flags(FlagSet& f) {
-  f.add_size("max-square", &g_opt.max_square, "largest square dimension (a power of two from 256)");
+  f.add_int("max-square", &g_opt.max_square, 256, 65536, "largest square dimension M = N = K (a power of two from 256 to 65536)");
   f.add_list("families", &g_opt.families, {"square", "llm", "misaligned", "ceiling", "ladder"}, "shape families");
+  f.add_double("sustained-s", &g_opt.sustained_s, 0.0, 3600.0,
+               "window of the sustained ceiling cases (0: no sustained case)");
+  f.add_double("max-op-seconds", &g_opt.max_op_seconds, 0.001, 60.0,
+               "skip shapes whose single GEMM is estimated to run longer (0.25 s at most under a display watchdog)");
 }
 
 }  // namespace

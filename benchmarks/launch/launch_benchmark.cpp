@@ -5,10 +5,12 @@
 //   launch/chain/<eager|graph>/kernels:N    N empty kernels launched eagerly or as one CUDA Graph,
 //                                           host clock to completion; graph instantiation is timed
 //                                           separately (instantiate_s), never inside the replay
-//   launch/chain_fit/<eager|graph>/kernels:1-1000   per-kernel and fixed cost from a line fit over N
+//   launch/chain_fit/<eager|graph>/kernels:1-1024   per-kernel and fixed cost (with standard errors)
+//                                           from a weighted fit over N = 1, 2, 4, ..., 1024
 //   launch/fusion/<unfused|fused>/steps:K/bytes:S   K elementwise steps as K kernels or one
 //   launch/sync/<stream_synchronize|event_query|event_synchronize>   synchronisation latency
-// Host-clock cases measure work that is host-synchronous by nature; fusion uses CUDA events.
+// Host-clock cases measure work that is host-synchronous by nature; fusion uses CUDA events with
+// the stream held.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 
 #include "../common/cuda_raii.hpp"
 #include "../common/gpu_timer.hpp"
+#include "../common/measure.hpp"
 #include "linear_fit.hpp"
 #include "../common/names.hpp"
 #include "../common/suite.hpp"
@@ -35,17 +38,16 @@ void launch_empty(int n, cudaStream_t s) {
 void enqueue_case(benchmark::State& state, int n) {
   run_guarded(state, [&] {
     Stream s;
-    launch_empty(n, s);  // warm-up: module load, first-launch costs
+    launch_empty(n, s);  // first-launch costs (module load) out of the way
     s.synchronize();
-    HostTimer timer;
-    for (auto _ : state) {
-      {
-        auto region = timer.region(state, n);
-        launch_empty(n, s);
-      }
-      s.synchronize();  // outside the region: the queue must drain before the next batch
-    }
+    HostWork work;
+    work.before_region = [&] { s.synchronize(); };  // untimed: the queue drains before the next batch
+    work.run_op = [&] { launch_empty(n, s); };
+    const LoopResult r = measure_host(state, work);
+    s.synchronize();
     state.counters["launches_per_second"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["seconds_per_launch"] = r.seconds_per_op / n;
+    report_loop(state, r);
   });
 }
 
@@ -54,15 +56,13 @@ void round_trip_case(benchmark::State& state) {
     Stream s;
     launch_empty(1, s);
     s.synchronize();
-    HostTimer timer;
-    constexpr int kBatch = 100;
-    for (auto _ : state) {
-      auto region = timer.region(state, kBatch);
-      for (int i = 0; i < kBatch; ++i) {
-        launch_empty(1, s);
-        s.synchronize();
-      }
-    }
+    HostWork work;
+    work.ops = 100;
+    work.run_op = [&] {
+      launch_empty(1, s);
+      s.synchronize();
+    };
+    report_loop(state, measure_host(state, work));
   });
 }
 
@@ -92,18 +92,15 @@ void chain_case(benchmark::State& state, int n, bool graph) {
   run_guarded(state, [&] {
     Stream s;
     Chain chain(n, graph, s);
-    chain.run();  // warm-up (a graph's first launch uploads it)
-    HostTimer timer;
-    ClockWatch clocks = watch_clocks();
-    for (auto _ : state) {
-      auto region = timer.region(state, 1);
-      chain.run();
-    }
-    clocks.finish(state);
-    state.counters["per_kernel_s"] = timer.seconds_per_op() / n;
+    chain.run();  // a graph's first launch uploads it
+    HostWork work;
+    work.run_op = [&] { chain.run(); };
+    const LoopResult r = measure_host(state, work);
+    state.counters["per_kernel_s"] = r.seconds_per_op / n;
     if (graph) state.counters["instantiate_s"] = chain.instantiate_s;
     // The seeds' point in numbers: a step with thousands of small kernels.
-    state.counters["cost_of_3000_kernels_s"] = 3000 * timer.seconds_per_op() / n;
+    state.counters["cost_of_3000_kernels_s"] = 3000 * r.seconds_per_op / n;
+    report_loop(state, r);
   });
 }
 
@@ -112,15 +109,17 @@ double median_of(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Chains of 1, 2, 4, ..., 1024 kernels (median of 7 each), fitted with weights 1/t^2: the
+// per-kernel cost, the fixed cost and their standard errors, all from the same data as the time
+// reported (the per-kernel cost).
 void chain_fit_case(benchmark::State& state, bool graph) {
   run_guarded(state, [&] {
     Stream s;
-    const std::vector<int> counts = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000};
     LineFit fit;
     for (auto _ : state) {
       std::vector<double> x, y;
-      for (int n : counts) {
-        Chain chain(n, graph, s);
+      for (double n : chain_fit_lengths()) {
+        Chain chain(static_cast<int>(n), graph, s);
         chain.run();
         std::vector<double> t;
         for (int r = 0; r < 7; ++r) {
@@ -131,15 +130,22 @@ void chain_fit_case(benchmark::State& state, bool graph) {
         x.push_back(n);
         y.push_back(median_of(t));
       }
-      fit = fit_line(x, y);
+      fit = fit_line_relative(x, y);
       state.SetIterationTime(std::max(fit.slope, 1e-12));  // the reported time is the per-kernel cost
     }
     state.counters["per_kernel_s"] = fit.slope;
+    state.counters["per_kernel_s_se"] = fit.slope_se;
     state.counters["fixed_s"] = fit.intercept;
+    state.counters["fixed_s_se"] = fit.intercept_se;
     state.counters["fit_r2"] = fit.r2;
+    append_label(state, "weighted fit (1/t^2) over chains of 1-1024 kernels, median of 7 each; *_se: standard errors");
   });
 }
 
+// K elementwise steps as K kernels or one, timed behind the stream hold so the time is the GPU's
+// (without the hold, the 64 KiB figure was mostly submission latency and the unfused chain the
+// host's launch rate). Both count the same bytes, the chain's input read and output written
+// once, so their rates compare as their times do.
 void fusion_case(benchmark::State& state, bool fused, int steps, std::uint64_t bytes) {
   run_guarded(state, [&] {
     const std::uint64_t n = bytes / sizeof(float);
@@ -158,17 +164,18 @@ void fusion_case(benchmark::State& state, bool fused, int steps, std::uint64_t b
     const VerifyResult v = chain_verify(x.data(), n, steps, s);
     if (!v.ok()) throw VerificationError(v.describe());
 
-    GpuTimer timer(s);
-    for (auto _ : state) {
-      auto region = timer.region(state, 1);
-      run_chain();
-    }
-    timer.check();
-    const double moved = 2.0 * static_cast<double>(bytes) * (fused ? 1 : steps);
-    state.counters["bytes_per_second"] = benchmark::Counter(moved, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["bytes_per_op"] = moved;
+    DeviceWork work;
+    work.stream = s;
+    work.queue_entries_per_op = fused ? 1 : steps;
+    work.enqueue_op = run_chain;
+    const LoopResult r = measure_device(state, work);
+    const double counted = 2.0 * static_cast<double>(bytes);
+    state.counters["bytes_per_second"] = benchmark::Counter(counted, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["bytes_per_op"] = counted;
     state.counters["kernels"] = fused ? 1 : steps;
-    state.counters["per_kernel_s"] = timer.seconds_per_op() / (fused ? 1 : steps);
+    state.counters["per_kernel_s"] = r.seconds_per_op / (fused ? 1 : steps);
+    append_label(state, "bytes: the chain's input read and output written once, for fused and unfused alike");
+    report_loop(state, r, "bytes_per_joule", counted);
   });
 }
 
@@ -178,16 +185,14 @@ void sync_case(benchmark::State& state, const std::string& what) {
     Event e(cudaEventDisableTiming);
     e.record(s);
     s.synchronize();
-    constexpr int kBatch = 1000;
-    HostTimer timer;
-    for (auto _ : state) {
-      auto region = timer.region(state, kBatch);
-      for (int i = 0; i < kBatch; ++i) {
-        if (what == "stream_synchronize") TRIAUDIT_CUDA(cudaStreamSynchronize(s));
-        else if (what == "event_query") TRIAUDIT_CUDA(cudaEventQuery(e));
-        else TRIAUDIT_CUDA(cudaEventSynchronize(e));
-      }
-    }
+    HostWork work;
+    work.ops = 1000;
+    work.run_op = [&] {
+      if (what == "stream_synchronize") TRIAUDIT_CUDA(cudaStreamSynchronize(s));
+      else if (what == "event_query") TRIAUDIT_CUDA(cudaEventQuery(e));
+      else TRIAUDIT_CUDA(cudaEventSynchronize(e));
+    };
+    report_loop(state, measure_host(state, work));
   });
 }
 
@@ -199,13 +204,9 @@ void register_launch() {
     for (int n : {1, 10, 100, 1000})
       add(BenchName("launch", "chain", graph ? "graph" : "eager").arg("kernels", static_cast<std::uint64_t>(n)).str(),
           [=](benchmark::State& s) { chain_case(s, n, graph); });
-  for (bool graph : {false, true}) {  // a fixed count: each iteration already times 70 chains
-    const std::string name = BenchName("launch", "chain_fit", graph ? "graph" : "eager").arg("kernels", "1-1000").str();
-    benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { chain_fit_case(s, graph); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMicrosecond)
-        ->Iterations(3);
-  }
+  for (bool graph : {false, true})
+    add(BenchName("launch", "chain_fit", graph ? "graph" : "eager").arg("kernels", "1-1024").str(),
+        [=](benchmark::State& s) { chain_fit_case(s, graph); });
   for (int steps : {8, 64})
     for (std::uint64_t bytes : {64ULL << 10, 256ULL << 20})
       for (bool fused : {false, true})

@@ -70,17 +70,20 @@ CopyRunner::CopyRunner(CopyKind kind, std::uint64_t bytes)
   if (m == "zero_copy") pinned_ = PinnedBuffer<std::uint32_t>(words_, cudaHostAllocMapped);
   if (m == "registered") registered_ = std::make_unique<HostRegistration>(bytes);
   dev_ = DeviceBuffer<std::uint32_t>(words_);
-  if (kind_.direction == "bidir") {
-    pinned_second_ = PinnedBuffer<std::uint32_t>(words_);
-    dev_second_ = DeviceBuffer<std::uint32_t>(words_);
+  if (kind_.direction == "bidir") {  // every buffer large enough for the interfering (2x) copy
+    pinned_ = PinnedBuffer<std::uint32_t>(2 * words_);
+    pinned_second_ = PinnedBuffer<std::uint32_t>(2 * words_);
+    dev_ = DeviceBuffer<std::uint32_t>(2 * words_);
+    dev_second_ = DeviceBuffer<std::uint32_t>(2 * words_);
   }
   if (kind_.direction == "d2d") dev_second_ = DeviceBuffer<std::uint32_t>(words_);
 
   // Sources: host memory for h2d and bidir's first direction, device memory otherwise.
-  if (kind_.direction == "h2d" || kind_.direction == "bidir") fill_host_pattern(host_ptr(), words_, kSeedCopy);
+  const std::uint64_t source_words = kind_.direction == "bidir" ? 2 * words_ : words_;
+  if (kind_.direction == "h2d" || kind_.direction == "bidir") fill_host_pattern(host_ptr(), source_words, kSeedCopy);
   if (kind_.direction == "d2h") kernels::fill_pattern(dev_.data(), words_, kSeedCopy, nullptr);
   if (kind_.direction == "d2d") kernels::fill_pattern(dev_second_.data(), words_, kSeedCopy, nullptr);
-  if (kind_.direction == "bidir") kernels::fill_pattern(dev_second_.data(), words_, kSeedCopy + 1, nullptr);
+  if (kind_.direction == "bidir") kernels::fill_pattern(dev_second_.data(), source_words, kSeedCopy + 1, nullptr);
   TRIAUDIT_CUDA_LAUNCH();
   TRIAUDIT_CUDA(cudaDeviceSynchronize());
 }
@@ -95,13 +98,33 @@ std::uint32_t* CopyRunner::host_ptr() const {
 
 void CopyRunner::poison() {
   const std::string& d = kind_.direction;
-  if (d == "h2d" || d == "d2d" || d == "bidir") TRIAUDIT_CUDA(cudaMemset(dev_.data(), 0xA5, bytes_));
+  const std::uint64_t dest_bytes = d == "bidir" ? 2 * bytes_ : bytes_;
+  if (d == "h2d" || d == "d2d" || d == "bidir") TRIAUDIT_CUDA(cudaMemset(dev_.data(), 0xA5, dest_bytes));
   if (d == "d2h") std::memset(host_ptr(), 0xA5, bytes_);
-  if (d == "bidir") std::memset(pinned_second_.data(), 0xA5, bytes_);
+  if (d == "bidir") std::memset(pinned_second_.data(), 0xA5, dest_bytes);
   TRIAUDIT_CUDA(cudaDeviceSynchronize());
 }
 
-void CopyRunner::enqueue(cudaStream_t s1, cudaStream_t s2) {
+void CopyRunner::enqueue_bidir(cudaStream_t measured, cudaStream_t interfering, bool measure_h2d) {
+  if (kind_.direction != "bidir") throw Error("enqueue_bidir: not a bidirectional copy");
+  fork_.record(measured);
+  TRIAUDIT_CUDA(cudaStreamWaitEvent(interfering, fork_.get(), 0));
+  const std::uint64_t big = bidir_interfering_bytes(bytes_);
+  if (measure_h2d) {
+    TRIAUDIT_CUDA(cudaMemcpyAsync(pinned_second_.data(), dev_second_.data(), big, cudaMemcpyDeviceToHost, interfering));
+    TRIAUDIT_CUDA(cudaMemcpyAsync(dev_.data(), pinned_.data(), bytes_, cudaMemcpyHostToDevice, measured));
+  } else {
+    TRIAUDIT_CUDA(cudaMemcpyAsync(dev_.data(), pinned_.data(), big, cudaMemcpyHostToDevice, interfering));
+    TRIAUDIT_CUDA(cudaMemcpyAsync(pinned_second_.data(), dev_second_.data(), bytes_, cudaMemcpyDeviceToHost, measured));
+  }
+  join_.record(interfering);
+}
+
+void CopyRunner::join(cudaStream_t measured, cudaStream_t) {
+  TRIAUDIT_CUDA(cudaStreamWaitEvent(measured, join_.get(), 0));
+}
+
+void CopyRunner::enqueue(cudaStream_t s1) {
   const std::string& d = kind_.direction;
   const std::string& m = kind_.memory;
   if (d == "h2d" && m == "zero_copy") {
@@ -118,13 +141,6 @@ void CopyRunner::enqueue(cudaStream_t s1, cudaStream_t s2) {
     TRIAUDIT_CUDA_LAUNCH();
   } else if (d == "d2d") {
     TRIAUDIT_CUDA(cudaMemcpyAsync(dev_.data(), dev_second_.data(), bytes_, cudaMemcpyDeviceToDevice, s1));
-  } else if (d == "bidir") {
-    fork_.record(s1);
-    TRIAUDIT_CUDA(cudaStreamWaitEvent(s2, fork_.get(), 0));
-    TRIAUDIT_CUDA(cudaMemcpyAsync(dev_.data(), host_ptr(), bytes_, cudaMemcpyHostToDevice, s1));
-    TRIAUDIT_CUDA(cudaMemcpyAsync(pinned_second_.data(), dev_second_.data(), bytes_, cudaMemcpyDeviceToHost, s2));
-    join_.record(s2);
-    TRIAUDIT_CUDA(cudaStreamWaitEvent(s1, join_.get(), 0));
   } else {
     throw Error("unknown copy kind " + d + "/" + m);
   }
@@ -141,10 +157,12 @@ VerifyResult CopyRunner::verify(std::uint64_t stride) {
   TRIAUDIT_CUDA(cudaDeviceSynchronize());
   const std::string& d = kind_.direction;
   if (d == "d2h") return check_words(host_ptr(), words_, kSeedCopy, stride);
-  std::vector<std::uint32_t> back(words_);
-  TRIAUDIT_CUDA(cudaMemcpy(back.data(), dev_.data(), bytes_, cudaMemcpyDeviceToHost));
-  VerifyResult r = check_words(back.data(), words_, kSeedCopy, stride);
-  if (d == "bidir") r = combine(r, check_words(pinned_second_.data(), words_, kSeedCopy + 1, stride));
+  // Bidirectional: both directions ran at full size (each was the interfering copy once).
+  const std::uint64_t words = d == "bidir" ? 2 * words_ : words_;
+  std::vector<std::uint32_t> back(words);
+  TRIAUDIT_CUDA(cudaMemcpy(back.data(), dev_.data(), words * 4, cudaMemcpyDeviceToHost));
+  VerifyResult r = check_words(back.data(), words, kSeedCopy, stride);
+  if (d == "bidir") r = combine(r, check_words(pinned_second_.data(), words, kSeedCopy + 1, stride));
   return r;
 }
 

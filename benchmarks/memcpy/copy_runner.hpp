@@ -28,8 +28,14 @@ class CopyRunner {
 
   // Overwrites the destination(s) so a copy that moved nothing cannot pass.
   void poison();
-  // Queues one copy on `s1` (bidir: the second direction on `s2`, joined back into `s1`).
-  void enqueue(cudaStream_t s1, cudaStream_t s2);
+  // Queues one copy on `s` (not for bidir).
+  void enqueue(cudaStream_t s);
+  // Bidirectional: the measured copy (host-to-device when `measure_h2d`, else device-to-host) on
+  // `measured`, and the opposite direction, twice as large, on `interfering`, forked from
+  // `measured` so both start together. The measured stream's events time the measured copy only
+  // (nvbandwidth's per-direction method). join() makes `measured` wait for the interfering copy.
+  void enqueue_bidir(cudaStream_t measured, cudaStream_t interfering, bool measure_h2d);
+  void join(cudaStream_t measured, cudaStream_t interfering);
   // One copy, complete on return (pageable kinds).
   void run_synchronous();
   // The destination(s) against the pattern: every word, or every stride-th word and the last.
@@ -40,13 +46,13 @@ class CopyRunner {
   CopyKind kind_;
   std::uint64_t bytes_, words_;
   std::vector<std::uint32_t> pageable_;
-  PinnedBuffer<std::uint32_t> pinned_, pinned_second_;
+  PinnedBuffer<std::uint32_t> pinned_, pinned_second_;  // bidir: host source (2x) and host destination (2x)
   std::unique_ptr<HostRegistration> registered_;
-  DeviceBuffer<std::uint32_t> dev_, dev_second_;
+  DeviceBuffer<std::uint32_t> dev_, dev_second_;        // bidir: device destination (2x) and source (2x)
   Event fork_, join_;
 };
 
-// The pattern seeds: sources hold pattern_word(kSeedCopy, i) (bidir's second direction
+// The pattern seeds: sources hold pattern_word(kSeedCopy, i) (bidir's device-to-host source
 // kSeedCopy + 1).
 constexpr std::uint64_t kSeedCopy = 101;
 

@@ -3,18 +3,23 @@
 // Names: memcpy/<h2d|d2h|bidir|d2d>/<memory kind>/bytes:<size>     (see movement_catalogue.hpp)
 //        memcpy/overlap/<pinned|pageable>/bytes:<size>
 // Pinned, registered, write-combined, zero-copy and device copies: CUDA events on the
-// benchmark's stream, held by a spinning kernel while the copies are queued (nvbandwidth's
-// method), several copies per region for small sizes. Pageable copies: the host clock around
-// completed cudaMemcpy calls. Every destination is checked word by word once per case.
+// benchmark's stream, held by a spinning kernel while the copies are queued with warm-up copies
+// ahead of the start event (nvbandwidth's method), several copies per region for small sizes;
+// device copies with the L2 flushed before each. Bidirectional: each direction timed on its own
+// stream while the opposite direction, twice as large, runs (nvbandwidth). Pageable copies: the
+// host clock around completed cudaMemcpy calls, the host caches flushed before each. Every
+// destination is checked word by word once per case.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "../common/gpu_timer.hpp"
+#include "../common/measure.hpp"
 #include "../common/names.hpp"
 #include "../common/sizes.hpp"
 #include "../common/suite.hpp"
@@ -43,38 +48,60 @@ CopyRunner& runner_for(const CopyKind& kind, std::uint64_t bytes) {
   return *cached;
 }
 
+// Pageable copies: writing a buffer larger than any CPU cache before each copy evicts the source
+// (h2d) or destination (d2h), so a copy at a size that fits the last-level cache is not timed
+// from a warm cache (bandwidthTest's FLUSH_SIZE).
+void flush_host_caches() {
+  static std::vector<unsigned char> buffer(kHostFlushBytes);
+  static unsigned char value = 0;
+  std::memset(buffer.data(), ++value, buffer.size());
+  benchmark::DoNotOptimize(buffer.data());
+}
+
 void copy_case(benchmark::State& state, const std::string& name, const CopyKind& kind, std::uint64_t bytes) {
   run_guarded(state, [&] {
     CopyRunner& run = runner_for(kind, bytes);
     run.poison();
     Stream s1, s2;
-    const int ops = copies_per_region(bytes);
-    double seconds_per_op = 0.0;
-    ClockWatch clocks = watch_clocks();
+    const int ops = copies_per_region(kind, bytes);
+    LoopResult r;
+    double other_direction_s = 0.0;
     if (copy_is_host_timed(kind)) {
-      run.run_synchronous();  // warm-up
-      HostTimer timer;
-      for (auto _ : state) {
-        auto region = timer.region(state, ops);
-        for (int i = 0; i < ops; ++i) run.run_synchronous();
-        // A pageable host-to-device cudaMemcpy may return once the data sits in the driver's
-        // staging buffer, before its last DMA lands: the region ends when the device is done.
-        TRIAUDIT_CUDA(cudaDeviceSynchronize());
-      }
-      seconds_per_op = timer.seconds_per_op();
+      HostWork work;
+      work.ops = ops;
+      work.before_region = flush_host_caches;
+      work.run_op = [&] { run.run_synchronous(); };
+      // A pageable host-to-device cudaMemcpy may return once the data sits in the driver's
+      // staging buffer, before its last DMA lands: the region ends when the device is done.
+      work.end_region = [] { TRIAUDIT_CUDA(cudaDeviceSynchronize()); };
+      r = measure_host(state, work);
     } else {
-      run.enqueue(s1, s2);  // warm-up
-      s1.synchronize();
-      StreamLatch latch;
-      GpuTimer timer(s1);
-      for (auto _ : state) {
-        auto region = timer.region(state, ops, &latch);
-        for (int i = 0; i < ops; ++i) run.enqueue(s1, s2);
+      DeviceWork work;
+      work.stream = s1;
+      work.ops = ops;
+      work.queue_entries_per_op = copy_queue_entries(kind);
+      work.untimed_ops_in_region = untimed_copies_in_region(kind, bytes);
+      std::unique_ptr<L2Flusher> flusher;
+      if (copy_flushes_l2(kind)) {
+        flusher = std::make_unique<L2Flusher>(device().description.l2_bytes);
+        work.flusher = flusher.get();
       }
-      timer.check();
-      seconds_per_op = timer.seconds_per_op();
+      if (kind.direction == "bidir") {
+        // Each direction measured on its own stream while the other direction, twice as large,
+        // runs on a second one (nvbandwidth's bidirectional tests).
+        work.before_region = [&] { run.join(s1, s2); };
+        for (auto _ : state) {
+          work.enqueue_op = [&] { run.enqueue_bidir(s1, s2, true); };
+          r = time_device(work);
+          work.enqueue_op = [&] { run.enqueue_bidir(s1, s2, false); };
+          other_direction_s = time_device(work).seconds_per_op;
+          state.SetIterationTime(r.seconds_per_op);
+        }
+      } else {
+        work.enqueue_op = [&] { run.enqueue(s1); };
+        r = measure_device(state, work);
+      }
     }
-    clocks.finish(state);
 
     // Every word the first time a case runs in this process; every 997th (and the last) on
     // Google Benchmark's later calls of the same case.
@@ -84,10 +111,18 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
     const double counted = static_cast<double>(copy_bytes_counted(kind, bytes));
     state.counters["bytes_per_second"] = benchmark::Counter(counted, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["bytes_per_op"] = counted;
-    state.counters["seconds_per_op"] = seconds_per_op;
-    state.counters["ops_per_region"] = ops;
     state.counters["host_timed"] = copy_is_host_timed(kind) ? 1 : 0;
-    if (kind.direction == "d2d") state.SetLabel("bytes counted once (DRAM traffic is read + write = 2x)");
+    if (kind.direction == "bidir" && other_direction_s > 0) {
+      const double h2d = counted / r.seconds_per_op, d2h = counted / other_direction_s;
+      state.counters["bytes_per_second_h2d"] = h2d;
+      state.counters["bytes_per_second_d2h"] = d2h;
+      state.counters["bytes_per_second_total"] = h2d + d2h;
+      append_label(state, "per direction as nvbandwidth: bytes_per_second is h2d while a d2h copy of twice the size "
+                          "runs; bytes_per_second_total adds both directions");
+    }
+    if (copy_is_host_timed(kind)) append_label(state, "host caches flushed (256 MiB written) before each copy");
+    if (kind.direction == "d2d") append_label(state, "bytes counted once (DRAM traffic is read + write = 2x); L2 flushed before each copy");
+    report_loop(state, r, "bytes_per_joule", counted);
   });
 }
 
@@ -99,7 +134,7 @@ void overlap_case(benchmark::State& state, const std::string& memory, std::uint6
     Stream s1, s2;
     // Calibrate: the copy alone, host-timed to completion (as the overlapped runs are).
     auto copy_once = [&] {
-      run.enqueue(s2, s2);
+      run.enqueue(s2);
       s2.synchronize();
     };
     copy_once();
@@ -108,24 +143,27 @@ void overlap_case(benchmark::State& state, const std::string& memory, std::uint6
     const double copy_s = (HostTimer::now() - t0) / 3;
     const auto kernel_ns = static_cast<std::uint64_t>(copy_s * 1e9);
 
+    // Pairs (serial, overlapped) until --min-time has passed; the mean of each is reported.
     double serial_sum = 0, overlapped_sum = 0;
     long long n = 0;
     for (auto _ : state) {
-      double t = HostTimer::now();
-      kernels::spin_for(kernel_ns, s1);
-      s1.synchronize();
-      copy_once();
-      serial_sum += HostTimer::now() - t;
+      const double start = HostTimer::now();
+      do {
+        double t = HostTimer::now();
+        kernels::spin_for(kernel_ns, s1);
+        s1.synchronize();
+        copy_once();
+        serial_sum += HostTimer::now() - t;
 
-      t = HostTimer::now();
-      kernels::spin_for(kernel_ns, s1);
-      run.enqueue(s2, s2);
-      s1.synchronize();
-      s2.synchronize();
-      const double overlapped = HostTimer::now() - t;
-      overlapped_sum += overlapped;
-      ++n;
-      state.SetIterationTime(overlapped);
+        t = HostTimer::now();
+        kernels::spin_for(kernel_ns, s1);
+        run.enqueue(s2);
+        s1.synchronize();
+        s2.synchronize();
+        overlapped_sum += HostTimer::now() - t;
+        ++n;
+      } while (n < 3 || HostTimer::now() - start < measure_settings().min_time_s);
+      state.SetIterationTime(overlapped_sum / static_cast<double>(n));
     }
     TRIAUDIT_CUDA_LAUNCH();
     const VerifyResult v = run.verify();
@@ -136,6 +174,7 @@ void overlap_case(benchmark::State& state, const std::string& memory, std::uint6
     state.counters["serial_s"] = serial;
     state.counters["overlapped_s"] = overlapped;
     state.counters["hidden_fraction"] = std::clamp((serial - overlapped) / copy_s, -1.0, 1.0);
+    state.counters["pairs"] = static_cast<double>(n);
   });
 }
 

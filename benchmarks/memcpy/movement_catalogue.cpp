@@ -18,9 +18,11 @@ const std::vector<CopyKind>& copy_kinds() {
 
 bool copy_is_host_timed(const CopyKind& k) { return k.memory == "pageable"; }
 
-std::uint64_t copy_bytes_counted(const CopyKind& k, std::uint64_t size) {
-  return k.direction == "bidir" ? 2 * size : size;
-}
+std::uint64_t copy_bytes_counted(const CopyKind&, std::uint64_t size) { return size; }
+
+int copy_queue_entries(const CopyKind& k) { return k.direction == "bidir" ? 5 : 1; }
+
+bool copy_flushes_l2(const CopyKind& k) { return k.direction == "d2d"; }
 
 bool copy_applies_to_size(const CopyKind& k, std::uint64_t size) {
   return k.memory != "zero_copy" || size <= kZeroCopyMaxBytes;
@@ -34,11 +36,17 @@ std::vector<std::uint64_t> geometric_sizes(std::uint64_t lo, std::uint64_t hi, u
   return out;
 }
 
-int copies_per_region(std::uint64_t size) {
-  // At most 32: the copies are queued behind a held stream, and a bidirectional copy is six
-  // queue entries (two copies, two event records, two waits); 32 x 6 stays far inside the
-  // device's launch queue, so enqueueing never blocks on a stream that cannot move yet.
-  return static_cast<int>(std::clamp<std::uint64_t>((64ULL << 20) / std::max<std::uint64_t>(size, 1), 1, 32));
+int untimed_copies_in_region(const CopyKind& k, std::uint64_t size) {
+  if (copy_is_host_timed(k)) return 0;
+  return size <= (16ULL << 20) ? 4 : 1;
+}
+
+int copies_per_region(const CopyKind& k, std::uint64_t size) {
+  if (copy_is_host_timed(k) || copy_flushes_l2(k)) return 1;
+  constexpr int kQueue = 128 - 2;  // StreamLatch::kMaxQueuedEntries less the two event records
+  const int fit = kQueue / copy_queue_entries(k) - untimed_copies_in_region(k, size);
+  const std::uint64_t by_size = (64ULL << 20) / std::max<std::uint64_t>(size, 1);
+  return static_cast<int>(std::clamp<std::uint64_t>(by_size, 1, static_cast<std::uint64_t>(std::max(1, std::min(32, fit)))));
 }
 
 }  // namespace triaudit

@@ -19,10 +19,26 @@ const std::vector<CopyKind>& copy_kinds();
 // completed cudaMemcpy calls. Everything else: CUDA events with the stream held.
 bool copy_is_host_timed(const CopyKind& k);
 
-// Bytes credited to one operation: the size once per direction (bidir: twice the size, one
-// copy each way). A device-to-device copy counts its bytes once (its DRAM traffic is read +
-// write = twice that), as nvbandwidth and cudaMemcpy benchmarks do.
+// Bytes credited to one operation: the size of the measured copy. A device-to-device copy
+// counts its bytes once (its DRAM traffic is read + write = twice that), as nvbandwidth and
+// cudaMemcpy benchmarks do. A bidirectional copy reports the measured direction while the other
+// direction runs (nvbandwidth's per-direction figure); both together are a separate counter.
 std::uint64_t copy_bytes_counted(const CopyKind& k, std::uint64_t size);
+// The opposite-direction copy of a bidirectional case: twice as large, so it is still running
+// when the measured copy ends (nvbandwidth's interfering copy).
+inline std::uint64_t bidir_interfering_bytes(std::uint64_t size) { return 2 * size; }
+
+// Queue entries one copy adds behind the stream hold (a bidirectional copy: fork record, wait,
+// two copies, done record).
+int copy_queue_entries(const CopyKind& k);
+
+// Pageable copies: the host caches are flushed before each copy by writing this many bytes
+// (bandwidthTest's FLUSH_SIZE), outside the timed region.
+constexpr std::uint64_t kHostFlushBytes = 256ULL << 20;
+
+// Device-to-device copies flush the L2 before every copy: up to about half the L2 they would
+// otherwise run from it.
+bool copy_flushes_l2(const CopyKind& k);
 
 // Zero-copy reads cross the bus element by element: measured only up to this size.
 constexpr std::uint64_t kZeroCopyMaxBytes = 64ULL << 20;
@@ -32,7 +48,13 @@ bool copy_applies_to_size(const CopyKind& k, std::uint64_t size);
 // Sizes from `lo` to `hi` multiplying by `step` (2 or 4), all powers of two.
 std::vector<std::uint64_t> geometric_sizes(std::uint64_t lo, std::uint64_t hi, unsigned step);
 
-// Several copies per timed region for small sizes, one for large ones.
-int copies_per_region(std::uint64_t size);
+// Several copies per timed region for small sizes, one for large ones; one for pageable copies
+// (each after a host-cache flush) and device copies (each after an L2 flush). A region and its
+// warm-up copies fit behind one hold (StreamLatch::kMaxQueuedEntries = 128 entries).
+int copies_per_region(const CopyKind& k, std::uint64_t size);
+// Copies queued behind the hold before the start event, so the copy engine is running when the
+// timed copies begin (nvbandwidth queues warm-up copies the same way): 4 up to 16 MiB, 1 above;
+// none for host-timed copies.
+int untimed_copies_in_region(const CopyKind& k, std::uint64_t size);
 
 }  // namespace triaudit

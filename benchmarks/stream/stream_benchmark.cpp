@@ -3,6 +3,8 @@
 // by the previous operation) and cold (L2 flushed before each timed operation).
 //
 // Name:  stream/<op>/<fp32|fp64>/cache:<hot|cold>/bytes:<bytes of ONE array>
+//        stream/triad_sustained/<fp32|fp64>/cache:cold/bytes:<largest>: triad back to back for
+//        --sustained-s, the median over the window (the cold triad case is the burst figure)
 // Bytes: arrays read + written per element (copy 2, scale 2, add 3, triad 3, dot 2), as STREAM
 //        and BabelStream count them; `working_set_bytes` = arrays touched x array bytes.
 #include <benchmark/benchmark.h>
@@ -13,9 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "../common/clock_watch.hpp"
 #include "../common/cuda_raii.hpp"
 #include "../common/gpu_timer.hpp"
+#include "../common/measure.hpp"
+#include "../common/stream_latch.hpp"
 #include "../common/names.hpp"
 #include "../common/sizes.hpp"
 #include "../common/suite.hpp"
@@ -30,13 +33,17 @@ struct StreamOptions {
   std::vector<std::string> ops = {"copy", "scale", "add", "triad", "dot"};
   std::vector<std::string> types = {"fp32", "fp64"};
   std::vector<std::string> caches = {"hot", "cold"};
+  double sustained_s = 10.0;
 } g_options;
 
 // Hot cases batch small operations into one timed region (reported per operation) so the
-// event resolution and the gap between launches do not dominate.
-int ops_per_region(std::uint64_t array_bytes, bool cold) {
+// event resolution and the gap between launches do not dominate. Each operation is one launch
+// (dot: two) and a region must fit behind one stream hold.
+int ops_per_region(std::uint64_t array_bytes, bool cold, StreamOp op) {
   if (cold) return 1;  // each operation must start from a flushed L2
-  return static_cast<int>(std::clamp<std::uint64_t>((256ULL << 20) / array_bytes, 1, 100));
+  const int entries = op == StreamOp::Dot ? 2 : 1;
+  const std::uint64_t fit = static_cast<std::uint64_t>((StreamLatch::kMaxQueuedEntries - 2) / entries);
+  return static_cast<int>(std::clamp<std::uint64_t>((256ULL << 20) / array_bytes, 1, std::min<std::uint64_t>(100, fit)));
 }
 
 // Device arrays kept across Google Benchmark's repeated calls of one case (it calls the body
@@ -63,9 +70,15 @@ Workspace& workspace_for(std::uint64_t array_bytes) {
   return ws;
 }
 
+// Sustained: back-to-back cold operations for --sustained-s (triad at the largest size), with
+// the clock, power and temperature seen over the window.
+struct Sustained {
+  double window_s = 0.0;  // 0: the case is not sustained
+};
+
 template <typename T>
 void stream_case(benchmark::State& state, const std::string& name, StreamOp op, std::uint64_t array_bytes,
-                 bool cold) {
+                 bool cold, Sustained sustained = {}) {
   run_guarded(state, [&] {
     const DeviceContext& dev = device();
     const std::uint64_t n = array_bytes / sizeof(T);
@@ -76,21 +89,14 @@ void stream_case(benchmark::State& state, const std::string& name, StreamOp op, 
 
     Stream stream;
     stream_prepare<T>(op, arrays, n, stream);
-    for (int i = 0; i < 2; ++i) kernels::stream_run<T>(op, arrays, n, launch, stream);  // warm-up
-    TRIAUDIT_CUDA_LAUNCH();
-    stream.synchronize();
-
-    const int ops = ops_per_region(array_bytes, cold);
-    GpuTimer timer(stream, cold ? ws.flusher.get() : nullptr);
-    StreamLatch latch;  // the batch runs back-to-back on the GPU, however fast the host enqueues
-    ClockWatch clocks = watch_clocks();
-    for (auto _ : state) {
-      auto region = timer.region(state, ops, &latch);
-      for (int i = 0; i < ops; ++i) kernels::stream_run<T>(op, arrays, n, launch, stream);
-    }
-    TRIAUDIT_CUDA_LAUNCH();
-    timer.check();
-    clocks.finish(state);
+    DeviceWork work;
+    work.stream = stream;
+    work.ops = ops_per_region(array_bytes, cold, op);
+    work.queue_entries_per_op = op == StreamOp::Dot ? 2 : 1;
+    work.flusher = cold ? ws.flusher.get() : nullptr;
+    work.enqueue_op = [&] { kernels::stream_run<T>(op, arrays, n, launch, stream); };
+    const LoopResult r = sustained.window_s > 0 ? measure_device_sustained(state, work, sustained.window_s)
+                                                : measure_device(state, work);
 
     // Every element once per case (per process); later calls of the same case check a sample.
     static std::set<std::string> fully_verified;
@@ -102,10 +108,14 @@ void stream_case(benchmark::State& state, const std::string& name, StreamOp op, 
     state.counters["bytes_per_second"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["bytes_per_op"] = bytes;
     state.counters["working_set_bytes"] = static_cast<double>(stream_arrays_touched(op) * array_bytes);
-    state.counters["ops_per_region"] = ops;
+    const double seconds = sustained.window_s > 0 ? r.median_seconds_per_op : r.seconds_per_op;
     const double peak = theoretical_memory_bandwidth(dev.description);
-    if (peak > 0 && timer.seconds_per_op() > 0)
-      state.counters["peak_fraction"] = bytes / timer.seconds_per_op() / peak;
+    if (peak > 0 && seconds > 0) state.counters["peak_fraction"] = bytes / seconds / peak;
+    if (sustained.window_s > 0) {
+      state.counters["window_s"] = r.window_seconds - r.warmup_seconds;
+      append_label(state, "sustained: median over the window");
+    }
+    report_loop(state, r, "bytes_per_joule", bytes);
   });
 }
 
@@ -119,6 +129,19 @@ void register_stream() {
   auto wanted = [](const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
+  // Sustained triad at the largest size, FP32 and FP64 as selected: what the card holds
+  // beside the burst figure of the ordinary cold case.
+  if (wanted(g_options.ops, "triad") && wanted(g_options.caches, "cold") && g_options.sustained_s > 0)
+    for (const std::string type : {"fp32", "fp64"}) {
+      if (!wanted(g_options.types, type)) continue;
+      const std::uint64_t bytes = sizes.back();
+      const std::string name = BenchName("stream", "triad_sustained", type).arg("cache", "cold").arg("bytes", bytes).str();
+      const Sustained sus{g_options.sustained_s};
+      if (type == "fp32")
+        register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, StreamOp::Triad, bytes, true, sus); });
+      else
+        register_case(name, [=](benchmark::State& s) { stream_case<double>(s, name, StreamOp::Triad, bytes, true, sus); });
+    }
   for (StreamOp op : kStreamOps) {
     if (!wanted(g_options.ops, stream_op_name(op))) continue;
     for (const std::string type : {"fp32", "fp64"}) {
@@ -145,6 +168,8 @@ void add_flags(FlagSet& f) {
   f.add_list("ops", &g_options.ops, {"copy", "scale", "add", "triad", "dot"}, "operations");
   f.add_list("types", &g_options.types, {"fp32", "fp64"}, "element types");
   f.add_list("cache", &g_options.caches, {"hot", "cold"}, "hot: data left in L2; cold: L2 flushed before each op");
+  f.add_double("sustained-s", &g_options.sustained_s, 0.0, 3600.0,
+               "window of the sustained triad at the largest size (0: no sustained case)");
 }
 
 }  // namespace

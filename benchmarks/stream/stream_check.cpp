@@ -6,6 +6,7 @@
 
 #include "../common/cuda_check.hpp"
 #include "common/fill.cuh"
+#include "stream/dot_check.hpp"
 #include "stream/stream_reference.hpp"
 
 namespace triaudit {
@@ -20,22 +21,20 @@ void* output_of(StreamOp op, const kernels::StreamArrays& x) {
   }
 }
 
-// The host reference of a long dot product, split over the host's cores.
+// The per-block FP64 reference of a dot product, computed once per shape of the tree.
 template <typename T>
-DotReference dot_reference_parallel(std::uint64_t n) {
-  const unsigned workers = std::max(1u, std::min(std::thread::hardware_concurrency(), 64u));
-  std::vector<DotReference> parts(workers);
-  std::vector<std::thread> threads;
-  for (unsigned w = 0; w < workers; ++w)
-    threads.emplace_back([&, w] { parts[w] = stream_dot_reference<T>(n * w / workers, n * (w + 1) / workers); });
-  for (auto& t : threads) t.join();
-  DotReference total;
-  for (const auto& p : parts) {
-    total.sum += p.sum;
-    total.abs_sum += p.abs_sum;
+const DotBlocks& dot_blocks_for(const DotTree& t) {
+  static DotTree cached_tree{};
+  static DotBlocks cached;
+  if (cached_tree.n != t.n || cached_tree.blocks != t.blocks || cached_tree.threads != t.threads ||
+      cached_tree.width != t.width || cached.sum.empty()) {
+    cached = dot_block_reference<T>(t);
+    cached_tree = t;
   }
-  return total;
+  return cached;
 }
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 }  // namespace
 
@@ -62,14 +61,22 @@ VerifyResult stream_verify(StreamOp op, const kernels::StreamArrays& x, std::uin
                            kernels::StreamLaunch launch, cudaStream_t stream, std::uint64_t stride) {
   TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
   if (op == StreamOp::Dot) {
+    // Every block's partial against the FP64 sum of the elements it visits, then the fold
+    // (kernels/stream/dot_check.hpp): a lost block cannot hide inside one loose bound.
+    std::vector<T> partials(launch.blocks);
     T got = 0;
+    TRIAUDIT_CUDA(cudaMemcpy(partials.data(), x.partial, partials.size() * sizeof(T), cudaMemcpyDeviceToHost));
     TRIAUDIT_CUDA(cudaMemcpy(&got, x.result, sizeof(T), cudaMemcpyDeviceToHost));
-    const DotReference ref = dot_reference_parallel<T>(n);
-    const double tol =
-        dot_tolerance<T>(n, std::uint64_t{launch.blocks} * launch.threads, launch.blocks, ref.abs_sum);
-    const double expected = static_cast<double>(ref.sum);
-    return verify_elements(&got, 1, [&](std::uint64_t) { return expected; },
-                           [&](std::uint64_t) { return tol; });
+    const bool vec = aligned16(x.a) && aligned16(x.b) && aligned16(x.c);  // as stream_run chooses
+    const DotTree tree{n, launch.blocks, launch.threads, vec ? 16u / static_cast<unsigned>(sizeof(T)) : 1u};
+    const DotVerdict d = verify_dot<T>(partials, got, dot_blocks_for<T>(tree), launch.threads);
+    VerifyResult r;
+    r.checked = launch.blocks + 1;
+    if (!d.ok) {
+      r.wrong = 1;
+      r.detail = d.message;
+    }
+    return r;
   }
   std::vector<T> host(n);
   TRIAUDIT_CUDA(cudaMemcpy(host.data(), output_of(op, x), n * sizeof(T), cudaMemcpyDeviceToHost));

@@ -269,8 +269,9 @@ def find_allreduce(build_dir: Path) -> tuple[list[str] | None, str]:
     else nccl-tests' all_reduce_perf from PATH."""
     hits = sorted(p for p in Path(build_dir).rglob("triaudit_allreduce") if p.is_file()) if Path(build_dir).is_dir() else []
     if hits:
-        return [str(hits[0]), "--types=fp32", "--modes=out_of_place", "--algo=auto", "--min-bytes=1MiB",
-                "--max-bytes=1MiB", "--benchmark_repetitions=1", "--benchmark_filter=^allreduce/out_of_place/fp32/bytes:1048576/"], str(hits[0])
+        return [str(hits[0]), "--types=fp32", "--modes=out_of_place", "--algos=auto", "--record-choice=off",
+                "--min-bytes=1MiB", "--max-bytes=1MiB", "--min-time=0.01", "--warmup-s=0", "--benchmark_repetitions=1",
+                "--benchmark_filter=^allreduce/out_of_place/fp32/algo:auto/bytes:1048576/"], str(hits[0])
     perf = shutil.which("all_reduce_perf")
     if perf:
         return [perf, "-b", "1M", "-e", "1M", "-n", "5", "-w", "2"], perf

@@ -6,6 +6,7 @@
 
 #include "allreduce/allreduce_pattern.hpp"
 #include "allreduce_math.hpp"
+#include "nccl_choice.hpp"
 
 using namespace triaudit;
 
@@ -82,4 +83,78 @@ TEST(AllreduceMath, SizeSweep) {
   EXPECT_EQ(s.back(), 1ULL << 30);
   EXPECT_EQ(s.size(), 28u);
   EXPECT_EQ(allreduce_sizes(1, 16, 4).front(), 4u);  // at least one element
+}
+
+// nccl-tests (common.cu BenchTime) times 20 back-to-back collectives per measurement; a region
+// with one collective would carry the launch skew between GPUs in every sample.
+TEST(AllreduceTiming, AtLeastTwentyCollectivesPerRegion) {
+  for (std::uint64_t bytes : {8ULL, 1ULL << 20, 32ULL << 20, 1ULL << 30, 8ULL << 30}) {
+    EXPECT_GE(collectives_per_region(bytes), 20) << bytes;
+    EXPECT_LE(collectives_per_region(bytes), 200) << bytes;
+  }
+  EXPECT_EQ(collectives_per_region(8ULL << 30), 20);
+}
+
+// The time nccl-tests reports is the mean over ranks; the slowest rank's time is kept beside it.
+TEST(AllreduceTiming, MeanAndMaxOverRanks) {
+  const RankTimes t = summarize_rank_times({1.0e-3, 1.2e-3, 0.9e-3, 1.3e-3});
+  EXPECT_NEAR(t.mean, 1.1e-3, 1e-15);
+  EXPECT_NEAR(t.max, 1.3e-3, 1e-15);
+}
+
+TEST(AllreduceAlgorithms, NamesAndTheEnvironmentNcclReads) {
+  EXPECT_EQ(nccl_algo_env("ring"), "Ring");
+  EXPECT_EQ(nccl_algo_env("tree"), "Tree");
+  EXPECT_EQ(nccl_algo_env("nvls"), "NVLS");
+  EXPECT_EQ(nccl_algo_env("collnet"), "CollNet");
+  EXPECT_EQ(nccl_algo_env("auto"), "");  // NCCL's own choice
+}
+
+TEST(AllreduceScaling, PowersOfTwoUpToTheGpusThere) {
+  EXPECT_EQ(scaling_gpu_counts(8), (std::vector<int>{1, 2, 4, 8}));
+  EXPECT_EQ(scaling_gpu_counts(6), (std::vector<int>{1, 2, 4, 6}));
+  EXPECT_EQ(scaling_gpu_counts(1), (std::vector<int>{1}));
+}
+
+// What NCCL chose, from its NCCL_DEBUG=INFO / NCCL_DEBUG_SUBSYS=TUNING lines: both the newer
+// "Best tuning" line and the older numeric one (enqueue.cc of the versions in use).
+TEST(NcclTuning, ParsesBothLineFormats) {
+  const std::string log =
+      "host:123:123 [0] NCCL INFO Best tuning, algorithm, RING, protocol, LL\n"
+      "host:123:130 [0] NCCL INFO 1048576 Bytes -> Algo 4 proto 2 time 12.500000\n"
+      "host:123:123 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f datatype 7 op 0 root 0 comm 0x55 [nranks=8]\n"
+      "host:123:123 [1] NCCL INFO Best tuning, algorithm, NVLS_TREE, protocol, SIMPLE\n";
+  const auto choices = parse_nccl_tuning(log);
+  ASSERT_EQ(choices.size(), 3u);
+  EXPECT_EQ(choices[0].algorithm, "Ring");
+  EXPECT_EQ(choices[0].protocol, "LL");
+  EXPECT_EQ(choices[1].algorithm, "NVLS");
+  EXPECT_EQ(choices[1].protocol, "Simple");
+  EXPECT_EQ(choices[1].bytes, 1048576u);
+  EXPECT_EQ(choices[2].algorithm, "NVLSTree");
+  EXPECT_EQ(choices[2].protocol, "Simple");
+  EXPECT_TRUE(parse_nccl_tuning("NCCL INFO Channel 00/24 : 0 1\n").empty());
+}
+
+// TRIAUDIT_FAIL_CASE=<rank>:<regex> makes one rank fail the matching cases (a test switch: the
+// MPI agreement at the end of every case must keep every rank in step).
+TEST(AllreduceAgreement, TheTestSwitch) {
+  EXPECT_TRUE(forced_failure("1:bytes:8/", 1, "allreduce/out_of_place/fp32/algo:ring/bytes:8/"));
+  EXPECT_FALSE(forced_failure("1:bytes:8/", 0, "allreduce/out_of_place/fp32/algo:ring/bytes:8/"));
+  EXPECT_FALSE(forced_failure("1:bytes:16/", 1, "allreduce/out_of_place/fp32/algo:ring/bytes:8/"));
+  EXPECT_FALSE(forced_failure("", 1, "anything"));
+  EXPECT_FALSE(forced_failure(nullptr, 1, "anything"));
+  EXPECT_FALSE(forced_failure("junk", 1, "anything"));
+}
+
+TEST(NcclTuning, TheProbesAnswersRoundTrip) {
+  const std::string text = format_nccl_choice("auto", "fp32", 1048576, "NVLS/Simple") +
+                           format_nccl_choice("ring", "bf16", 8, "Ring/LL");
+  const NcclChoices c = read_nccl_choices(text);
+  ASSERT_EQ(c.size(), 2u);
+  set_nccl_choices(c, "not recorded: test");
+  EXPECT_EQ(nccl_choice_label("auto", "fp32", 1048576, 8), "NCCL chose NVLS/Simple");
+  EXPECT_EQ(nccl_choice_label("ring", "bf16", 8, 8), "NCCL chose Ring/LL");
+  EXPECT_EQ(nccl_choice_label("ring", "bf16", 16, 8), "not recorded: test");
+  EXPECT_EQ(nccl_choice_label("ring", "bf16", 8, 1), "");  // one rank: nothing to choose
 }

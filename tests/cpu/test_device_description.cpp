@@ -90,3 +90,44 @@ TEST(DeviceDescription, BuildContextHasVersionsAndVisibleDevices) {
   EXPECT_NE(m.at("cublas_version").find('.'), std::string::npos);
   EXPECT_EQ(as_map(build_context_entries(nullptr)).at("cuda_visible_devices"), "(unset)");
 }
+
+// "CUDA driver version is insufficient" sent people without any driver to upgrade one.
+TEST(NoDeviceReason, NoDriverAtAllIsSaidSo) {
+  const std::string r = explain_no_device("cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version",
+                                          false, 0, 13000);
+  EXPECT_EQ(r, "no NVIDIA driver found (libcuda.so.1 not loadable)");
+}
+
+TEST(NoDeviceReason, OldDriverNamesBothVersions) {
+  const std::string r = explain_no_device("cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version",
+                                          true, 12040, 13000);
+  EXPECT_EQ(r, "driver too old for this CUDA runtime (driver supports 12.4, runtime needs 13.0)");
+}
+
+TEST(NoDeviceReason, OtherErrorsKeepCudasWords) {
+  const std::string r = explain_no_device("cudaErrorNoDevice", "no CUDA-capable device is detected", true, 13000, 13000);
+  EXPECT_EQ(r, "cudaErrorNoDevice: no CUDA-capable device is detected");
+  // A hidden device on a machine without a driver: the driver is what is missing.
+  EXPECT_EQ(explain_no_device("cudaErrorNoDevice", "no CUDA-capable device is detected", false, 0, 13000),
+            "no NVIDIA driver found (libcuda.so.1 not loadable)");
+}
+
+// Every result names its schema, its host, and in whole-node mode the GPU and whether its
+// siblings were loaded (triaudit run --all-gpus sets the environment).
+TEST(RunContext, SchemaHostAndWholeNodeFields) {
+  auto find = [](const ContextEntries& e, const std::string& k) {
+    for (const auto& [key, value] : e)
+      if (key == k) return value;
+    return std::string("<absent>");
+  };
+  const ContextEntries plain = run_context_entries(nullptr, nullptr);
+  EXPECT_EQ(find(plain, "triaudit_schema_version"), kSchemaVersion);
+  EXPECT_NE(find(plain, "host"), "<absent>");
+  EXPECT_NE(find(plain, "host"), "");
+  EXPECT_EQ(find(plain, "siblings_loaded"), "false");
+  EXPECT_EQ(find(plain, "gpu_index"), "<absent>");
+  const ContextEntries node = run_context_entries("3", "true");
+  EXPECT_EQ(find(node, "gpu_index"), "3");
+  EXPECT_EQ(find(node, "siblings_loaded"), "true");
+  EXPECT_EQ(find(run_context_entries("3", "yes please"), "siblings_loaded"), "false");
+}

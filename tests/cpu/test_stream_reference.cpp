@@ -5,6 +5,7 @@
 
 #include "common/random_values.hpp"
 #include "stream/stream_ops.hpp"
+#include "stream/dot_check.hpp"
 #include "stream/stream_reference.hpp"
 
 using namespace triaudit;
@@ -65,4 +66,78 @@ TEST(StreamReference, DotToleranceCatchesAMissingBlockButNotRounding) {
   // ...while losing one block's worth of elements (256 threads x 4) does not.
   const auto missing = stream_dot_reference<float>(0, 1024);
   EXPECT_GT(std::fabs(static_cast<double>(missing.sum)), tol);
+}
+
+// The device's dot summation replayed on the host in float: per-thread chains over the
+// grid-stride assignment, then a per-block sum. verify_dot must pass it, and fail when one block's
+// partial is lost (which the old single worst-case bound on the final sum let through).
+namespace {
+struct DeviceLikeDot {
+  std::vector<float> partials;
+  float result = 0;
+};
+DeviceLikeDot simulate_dot(const DotTree& t) {
+  const std::uint64_t stride = std::uint64_t{t.blocks} * t.threads;
+  std::vector<float> per_thread(stride, 0.0f);
+  for (std::uint64_t i = 0; i < t.n; ++i) {
+    const float p = stream_input<float>('a', i) * stream_input<float>('b', i);
+    const std::uint64_t tail_start = t.n / t.width * t.width;
+    const std::uint64_t th = i < tail_start ? (i / t.width) % stride : (i - tail_start) % stride;
+    per_thread[th] += p;
+  }
+  DeviceLikeDot d;
+  d.partials.assign(t.blocks, 0.0f);
+  for (std::uint64_t th = 0; th < stride; ++th) d.partials[th / t.threads] += per_thread[th];
+  for (float p : d.partials) d.result += p;
+  return d;
+}
+}  // namespace
+
+TEST(StreamDot, BlockReplayCatchesADroppedBlock) {
+  const DotTree tree{(1u << 22) + 5, 132 * 8, 256, 4};  // an H200-like full wave; odd n has a scalar tail
+  const DotBlocks ref = dot_block_reference<float>(tree);
+  DeviceLikeDot d = simulate_dot(tree);
+  const DotVerdict good = verify_dot<float>(d.partials, d.result, ref, tree.threads);
+  EXPECT_TRUE(good.ok) << good.message;
+
+  // Lose block 7's contribution: the partial and the final sum both lack it.
+  const float lost = d.partials[7];
+  d.partials[7] = 0.0f;
+  d.result -= lost;
+  const DotVerdict bad = verify_dot<float>(d.partials, d.result, ref, tree.threads);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.message.find("block 7"), std::string::npos) << bad.message;
+
+}
+
+// Why the old check could not see it: its one bound on the final sum grows like n^2 / threads,
+// a block's contribution like sqrt(n / blocks). At 1 GiB of FP32 on an H200-like grid the bound
+// (~4e3 for |a_i b_i| averaging 1/4) is over 20 times a block's typical sum (its products have a
+// standard deviation of 1/3).
+TEST(StreamDot, TheOldSingleBoundHidesABlockAtOneGiB) {
+  const std::uint64_t n = (1ULL << 30) / 4, blocks = 132 * 8, threads = 256;
+  const double old_tol = dot_tolerance<float>(n, blocks * threads, blocks, static_cast<long double>(n) / 4);
+  const double block_sum = std::sqrt(static_cast<double>(n) / blocks) / 3.0;
+  EXPECT_GT(old_tol, 3000.0);
+  EXPECT_GT(old_tol, 20 * block_sum);
+}
+
+TEST(StreamDot, AWrongFoldIsCaught) {
+  const DotTree tree{1u << 20, 64, 256, 4};
+  const DotBlocks ref = dot_block_reference<float>(tree);
+  DeviceLikeDot d = simulate_dot(tree);
+  d.result += 1.0f;
+  const DotVerdict v = verify_dot<float>(d.partials, d.result, ref, tree.threads);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.message.find("fold"), std::string::npos) << v.message;
+}
+
+TEST(StreamDot, ElementsGoToTheBlockOfTheirThread) {
+  const DotTree t{1000, 2, 4, 4};  // 250 vectors over 8 threads
+  EXPECT_EQ(dot_block_of(t, 0), 0u);   // vector 0 -> thread 0
+  EXPECT_EQ(dot_block_of(t, 16), 1u);  // vector 4 -> thread 4 -> block 1
+  EXPECT_EQ(dot_block_of(t, 35), 0u);  // vector 8 -> thread 0
+  const DotTree tail{1003, 2, 4, 4};   // elements 1000..1002 are the scalar tail
+  EXPECT_EQ(dot_block_of(tail, 1000), 0u);
+  EXPECT_EQ(dot_block_of(tail, 1002), 0u);  // tail thread 2 is in block 0
 }

@@ -16,13 +16,20 @@ TEST(Copies, EveryKindMovesTheRightBytes) {
       run.poison();
       if (copy_is_host_timed(kind)) {
         run.run_synchronous();
+      } else if (kind.direction == "bidir") {  // as the benchmark runs it: each direction measured once
+        run.enqueue_bidir(s1, s2, true);
+        run.join(s1, s2);
+        run.enqueue_bidir(s1, s2, false);
+        run.join(s1, s2);
+        s1.synchronize();
       } else {
-        run.enqueue(s1, s2);
+        run.enqueue(s1);
         s1.synchronize();
       }
       const VerifyResult v = run.verify();
       EXPECT_TRUE(v.ok()) << kind.direction << "/" << kind.memory << " " << bytes << ": " << v.describe();
-      EXPECT_EQ(v.checked, (kind.direction == "bidir" ? 2 : 1) * bytes / 4);
+      // bidir: both 2x buffers, host and device
+      EXPECT_EQ(v.checked, (kind.direction == "bidir" ? 4 : 1) * bytes / 4);
     }
 }
 
@@ -33,12 +40,12 @@ TEST(Copies, ACopyThatDidNotRunFails) {
 }
 
 TEST(Copies, HeldStreamRunsQueuedCopiesAfterRelease) {
-  Stream s1, s2;
+  Stream s1;
   CopyRunner run({"d2d", "copy_engine"}, 1 << 20);
   run.poison();
   StreamLatch latch;
   latch.hold(s1);
-  for (int i = 0; i < 10; ++i) run.enqueue(s1, s2);
+  for (int i = 0; i < 10; ++i) run.enqueue(s1);
   EXPECT_EQ(cudaStreamQuery(s1), cudaErrorNotReady);  // held
   latch.release();
   s1.synchronize();

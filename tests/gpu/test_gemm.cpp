@@ -92,7 +92,7 @@ TEST(CublasLt, EveryPrecisionOnSmallAndOddShapes) {
       GemmBuffers buf(t.ab_elem, t.cd_elem, shape, 1, s);
       LtGemm g(lt, p.precision, shape, ws_bytes);
       try {
-        g.autotune(buf.a(0), buf.b(0), buf.d(0), ws.data(), s);
+        g.autotune(buf, ws.data(), s, 1);
       } catch (const SkipCase& e) {
         continue;  // e.g. FP8 alignment rules for this shape: reported as a skip by the benchmark
       }
@@ -117,7 +117,7 @@ TEST(CublasLt, DecodeLayersRunInEveryPrecisionTheModelUses) {
       const LtTypes t = lt_types(p);
       GemmBuffers buf(t.ab_elem, t.cd_elem, shape, 1, s);
       LtGemm g(lt, p, shape, ws_bytes);
-      EXPECT_NO_THROW(g.autotune(buf.a(0), buf.b(0), buf.d(0), ws.data(), s))
+      EXPECT_NO_THROW(g.autotune(buf, ws.data(), s, 1))
           << precision_info(p).name << " " << shape.family << " tokens " << shape.tokens;
       g.run(buf.a(0), buf.b(0), buf.d(0), ws.data(), s);
       const GemmCheck c = check_gemm(buf, 0, precision_info(p).tolerance, s);

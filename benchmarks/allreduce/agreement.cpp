@@ -1,0 +1,101 @@
+#include "agreement.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+
+#include "../common/error.hpp"
+
+#if TRIAUDIT_WITH_MPI
+#include <mpi.h>
+#endif
+
+namespace triaudit {
+
+void Agreement::step(const std::function<void()>& fn) {
+  if (kind_ != 0) return;
+  try {
+    fn();
+  } catch (const SkipCase& e) {
+    kind_ = 1;
+    message_ = e.what();
+  } catch (const VerificationError& e) {
+    kind_ = 3;
+    message_ = e.what();
+  } catch (const std::exception& e) {
+    kind_ = 2;
+    message_ = e.what();
+  }
+}
+
+void Agreement::fail_locally(const std::string& message) {
+  if (kind_ >= 2) return;
+  kind_ = 2;
+  message_ = message;
+}
+
+void Agreement::throw_verdict(int kind, int rank, const std::string& message) const {
+  const std::string who = mpi_ ? "rank " + std::to_string(rank) + ": " : "";
+  if (kind == 1) throw SkipCase(who + message);
+  if (kind == 3) throw VerificationError(who + message);
+  if (kind == 2) throw Error(who + message);
+}
+
+#if TRIAUDIT_WITH_MPI
+namespace {
+// The worst status over all processes, the lowest rank that has it, and its message.
+struct Verdict {
+  int kind = 0, rank = 0;
+  std::string message;
+};
+
+Verdict worst_status(int kind, const std::string& message) {
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  // Failures outrank skips: order by severity (verification 3 and failure 2 above skip 1).
+  struct {
+    int severity, rank;
+  } mine{kind == 1 ? 1 : (kind == 0 ? 0 : kind + 1), -me}, worst{};
+  MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+  Verdict v;
+  v.kind = worst.severity <= 1 ? worst.severity : worst.severity - 1;
+  v.rank = -worst.rank;
+  if (v.kind == 0) return v;
+  char buf[1024] = {};
+  if (me == v.rank) std::strncpy(buf, message.c_str(), sizeof buf - 1);
+  MPI_Bcast(buf, sizeof buf, MPI_CHAR, v.rank, MPI_COMM_WORLD);
+  v.message = buf;
+  return v;
+}
+}  // namespace
+#endif
+
+void Agreement::agree() {
+#if TRIAUDIT_WITH_MPI
+  if (mpi_) {
+    const Verdict v = worst_status(kind_, message_);
+    if (v.kind != 0) throw_verdict(v.kind, v.rank, v.message);
+    return;
+  }
+#endif
+  if (kind_ != 0) throw_verdict(kind_, 0, message_);
+}
+
+std::pair<double, double> Agreement::sum_max(double value, double max_value) {
+#if TRIAUDIT_WITH_MPI
+  if (mpi_) {
+    // One call carries the numbers and the status, so a rank whose region failed still meets the
+    // others here: [sum, max, failed] as doubles (max of the status).
+    double in[3] = {kind_ == 0 ? value : 0.0, kind_ == 0 ? max_value : 0.0, kind_ == 0 ? 0.0 : 1.0};
+    double sum = 0.0, max[2] = {0.0, 0.0};
+    MPI_Allreduce(&in[0], &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&in[1], max, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (max[1] > 0.0) agree();  // someone failed: every rank learns who and why, and throws
+    return {sum, max[0]};
+  }
+#endif
+  if (kind_ != 0) throw_verdict(kind_, 0, message_);
+  return {value, max_value};
+}
+
+}  // namespace triaudit

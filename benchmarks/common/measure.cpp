@@ -1,0 +1,239 @@
+#include "measure.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "clock_watch.hpp"
+#include "cuda_check.hpp"
+#include "stream_latch.hpp"
+#include "suite.hpp"
+
+namespace triaudit {
+namespace {
+
+struct CaseCall {
+  std::string name;
+  std::string label;
+  std::map<std::string, EnergyAccount> energy;  // per case, across its calls
+};
+
+CaseCall& current() {
+  static CaseCall c;
+  return c;
+}
+
+unsigned rated_boost_mhz() { return static_cast<unsigned>(std::max(0, device().description.sm_clock_max_khz / 1000)); }
+
+// Everything around the loop that is the same for device and host timing: temperatures, the
+// clock watch, the energy counter and its account.
+class Instruments {
+ public:
+  Instruments() : watch_(device().nvml.get(), rated_boost_mhz()) {
+    const NvmlDevice* n = device().nvml.get();
+    temperature_start_ = n ? static_cast<int>(n->temperature_c().value_or(0)) : 0;
+    energy_start_ = n ? n->total_energy() : EnergyReading{std::nullopt, "no NVML"};
+    start_ = HostTimer::now();
+  }
+  void finish(LoopResult& r, long long ops_in_window) {
+    const NvmlDevice* n = device().nvml.get();
+    r.window_seconds = HostTimer::now() - start_;
+    const EnergyReading end = n ? n->total_energy() : EnergyReading{std::nullopt, "no NVML"};
+    r.clocks = watch_.finish();
+    r.temperature_start_c = temperature_start_ > 0 ? temperature_start_ : -1;
+    r.temperature_end_c = n && n->temperature_c() ? static_cast<int>(*n->temperature_c()) : -1;
+    EnergyAccount& acc = current().energy[current().name];
+    acc.add(r.window_seconds, energy_start_, end, ops_in_window);
+    r.energy = acc.figures();
+  }
+
+ private:
+  ClockWatch watch_;
+  int temperature_start_ = 0;
+  EnergyReading energy_start_;
+  double start_ = 0.0;
+};
+
+// One held, event-timed region of work.ops operations; returns its seconds.
+double device_region(const DeviceWork& work, StreamLatch& latch, Event& start, Event& stop) {
+  if (work.before_region) work.before_region();
+  if (work.flusher != nullptr) work.flusher->flush(work.stream);
+  const bool hold = work.hold;
+  if (hold) latch.hold(work.stream);
+  for (int i = 0; i < work.untimed_ops_in_region; ++i) work.enqueue_op();  // behind the hold, before the start
+  start.record(work.stream);
+  for (int i = 0; i < work.ops; ++i) work.enqueue_op();
+  stop.record(work.stream);
+  if (hold) latch.release();
+  stop.synchronize();
+  TRIAUDIT_CUDA_LAUNCH();
+  if (hold) latch.check();
+  return Event::seconds_between(start, stop);
+}
+
+void check_queue_budget(const DeviceWork& work) {
+  if (work.ops < 1) throw Error("measure: ops per region must be at least 1");
+  if (work.hold && static_cast<long long>(work.ops + work.untimed_ops_in_region) * work.queue_entries_per_op + 2 >
+                       StreamLatch::kMaxQueuedEntries)
+    throw Error("measure: " + std::to_string(work.ops + work.untimed_ops_in_region) + " operations of " +
+                std::to_string(work.queue_entries_per_op) +
+                " queue entries exceed what may wait behind one hold (" + std::to_string(StreamLatch::kMaxQueuedEntries) + ")");
+}
+
+void finalize(LoopResult& r, const std::vector<double>& per_op) {
+  const RegionStats st = region_stats(per_op);
+  r.regions = static_cast<int>(per_op.size());
+  r.seconds_per_op = r.ops > 0 ? r.seconds / static_cast<double>(r.ops) : 0.0;
+  r.median_seconds_per_op = st.median;
+  r.noise = st.noise;
+}
+
+}  // namespace
+
+MeasureSettings& measure_settings() {
+  static MeasureSettings s;
+  return s;
+}
+
+EnergyFigures record_case_energy(const std::string& name, double window_s, const EnergyReading& start,
+                                 const EnergyReading& end, long long ops) {
+  EnergyAccount& acc = current().energy[name];
+  acc.add(window_s, start, end, ops);
+  return acc.figures();
+}
+
+void begin_case_call(const std::string& name) {
+  current().name = name;
+  current().label.clear();
+}
+
+void append_label(benchmark::State& state, const std::string& part) {
+  if (part.empty()) return;
+  std::string& l = current().label;
+  l += (l.empty() ? "" : "; ") + part;
+  state.SetLabel(l);
+}
+
+LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s) {
+  check_queue_budget(work);
+  const MeasureSettings& cfg = measure_settings();
+  const bool sustained = sustained_window_s > 0.0;
+  LoopResult r;
+  StreamLatch latch;
+  Event start, stop;
+  std::vector<double> per_op;
+  Instruments inst;
+  const double warmup = warmup_s < 0.0 ? cfg.warmup_s : warmup_s;
+  const double t0 = HostTimer::now();
+  while (HostTimer::now() - t0 < warmup) {
+    device_region(work, latch, start, stop);
+    r.warmup_ops += work.ops;
+  }
+  r.warmup_seconds = HostTimer::now() - t0;
+  const double t1 = HostTimer::now();
+  const double window = sustained ? sustained_window_s : cfg.min_time_s;
+  while (per_op.empty() ||
+         (HostTimer::now() - t1 < window && (sustained || static_cast<int>(per_op.size()) < cfg.max_regions))) {
+    const double t = device_region(work, latch, start, stop);
+    r.seconds += t;
+    r.ops += work.ops;
+    per_op.push_back(t / work.ops);
+  }
+  inst.finish(r, r.ops + r.warmup_ops);
+  finalize(r, per_op);
+  return r;
+}
+
+LoopResult time_host(const HostWork& work) {
+  if (work.ops < 1) throw Error("measure: ops per region must be at least 1");
+  const MeasureSettings& cfg = measure_settings();
+  LoopResult r;
+  std::vector<double> per_op;
+  auto region = [&] {
+    if (work.before_region) work.before_region();
+    const double t0 = HostTimer::now();
+    for (int i = 0; i < work.ops; ++i) work.run_op();
+    if (work.end_region) work.end_region();
+    return HostTimer::now() - t0;
+  };
+  Instruments inst;
+  const double t0 = HostTimer::now();
+  do {
+    region();
+    r.warmup_ops += work.ops;
+  } while (HostTimer::now() - t0 < cfg.warmup_s);
+  r.warmup_seconds = HostTimer::now() - t0;
+  const double t1 = HostTimer::now();
+  while (per_op.empty() || (HostTimer::now() - t1 < cfg.min_time_s && static_cast<int>(per_op.size()) < cfg.max_regions)) {
+    const double t = region();
+    r.seconds += t;
+    r.ops += work.ops;
+    per_op.push_back(t / work.ops);
+  }
+  inst.finish(r, r.ops + r.warmup_ops);
+  finalize(r, per_op);
+  return r;
+}
+
+LoopResult measure_device(benchmark::State& state, const DeviceWork& work) {
+  LoopResult r;
+  for (auto _ : state) {
+    r = time_device(work);
+    state.SetIterationTime(r.seconds_per_op);
+  }
+  return r;
+}
+
+LoopResult measure_device_sustained(benchmark::State& state, const DeviceWork& work, double window_s) {
+  LoopResult r;
+  for (auto _ : state) {
+    r = time_device(work, window_s);
+    state.SetIterationTime(r.median_seconds_per_op);
+  }
+  return r;
+}
+
+LoopResult measure_host(benchmark::State& state, const HostWork& work) {
+  LoopResult r;
+  for (auto _ : state) {
+    r = time_host(work);
+    state.SetIterationTime(r.seconds_per_op);
+  }
+  return r;
+}
+
+void report_loop(benchmark::State& state, const LoopResult& r, const char* efficiency_counter, double work_per_op) {
+  state.counters["regions"] = r.regions;
+  state.counters["ops_per_region"] = r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 0.0;
+  state.counters["noise"] = r.noise;
+  state.counters["warmup_s"] = r.warmup_seconds;
+  state.counters["seconds_per_op"] = r.seconds_per_op;
+  const ClockSummary& c = r.clocks;
+  if (c.busy_samples > 0) {
+    state.counters["sm_clock_mean_mhz"] = c.mean_mhz;
+    state.counters["sm_clock_min_mhz"] = c.min_mhz;
+    state.counters["throttled"] = c.throttled ? 1.0 : 0.0;
+    state.counters["clock_low"] = c.clock_low ? 1.0 : 0.0;
+    state.counters["sw_power_cap_fraction"] = c.sw_power_cap_fraction;
+  }
+  if (c.power_samples > 0) {
+    state.counters["power_samples_mean_w"] = c.power_mean_w;
+    state.counters["power_samples_max_w"] = c.power_max_w;
+  }
+  if (r.temperature_start_c >= 0) state.counters["temperature_start_c"] = r.temperature_start_c;
+  if (r.temperature_end_c >= 0) state.counters["temperature_end_c"] = r.temperature_end_c;
+  append_label(state, c.note);
+  const EnergyFigures& e = r.energy;
+  state.counters["energy_window_s"] = e.window_s;
+  if (e.valid) {
+    state.counters["joules_per_op"] = e.joules_per_op;
+    state.counters["watts_mean"] = e.watts_mean;
+    if (efficiency_counter != nullptr && e.joules_per_op > 0.0)
+      state.counters[efficiency_counter] = work_per_op / e.joules_per_op;
+    append_label(state, power_disagreement(e.watts_mean, c.power_mean_w));
+  } else {
+    append_label(state, "energy " + e.why);
+  }
+}
+
+}  // namespace triaudit
