@@ -9,6 +9,7 @@ Valid on machines with and without a GPU.
 Usage: check_executable_cli.py EXECUTABLE FILTER [BAD_FLAG ...]
   FILTER: a --benchmark_filter regex selecting a few cases; BAD_FLAG: extra flags to refuse.
 """
+import ctypes
 import json
 import os
 import subprocess
@@ -62,6 +63,25 @@ def main():
             if "bytes_per_second" in b:
                 fail(f"{b['name']}: a skipped case carries a number")
         print(f"{name}: no-GPU path ok ({len(runs)} cases skipped, exit 77)")
+        # Without any driver the reason must say so, not "driver version is insufficient".
+        try:
+            ctypes.CDLL("libcuda.so.1")
+            driver_present = True
+        except OSError:
+            driver_present = False
+        if not driver_present and "no NVIDIA driver found (libcuda.so.1 not loadable)" not in r.stderr:
+            fail(f"no driver on this machine, but the message says otherwise: {r.stderr!r}")
+        ctx = data["context"]
+        if ctx.get("triaudit_schema_version") != "1" or not ctx.get("host"):
+            fail(f"context lacks triaudit_schema_version / host: {ctx}")
+        # CUDA_LAUNCH_BLOCKING=1 makes every held stream wait out its timeout: the hold is off, and said so.
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="", CUDA_LAUNCH_BLOCKING="1")
+        r = subprocess.run([exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={out}",
+                            "--benchmark_out_format=json"], env=env, capture_output=True, text=True, timeout=120)
+        with open(out) as f:
+            latch = json.load(f)["context"].get("stream_latch", "")
+        if not latch.startswith("off (CUDA_LAUNCH_BLOCKING"):
+            fail(f"with CUDA_LAUNCH_BLOCKING=1 the context says stream_latch={latch!r}")
 
     bad_flags = [("--device=abc", "--device=abc"), ("--no-such-flag", "--no-such-flag"),
                  ("--bind-numa=maybe", "--bind-numa=maybe"), ("--min-time=-1", "--min-time=-1")]
