@@ -18,7 +18,9 @@ def ans(capsys, *argv):
 def test_decode_7b_fp16_h100_sxm_239_tokens(capsys):
     out, rows = ans(capsys, "--card", "h100-sxm", "decode", "--params", "7e9", "--weights", "fp16")
     assert rows["tokens/s per sequence (batch 1)"] == pytest.approx(239.3, abs=0.1)
-    assert rows["users at 20 token/s"] == 11  # the seed's "a dozen or so users"
+    # Without an architecture the KV cache is unknown: users served are not guessed as tokens/s ÷ 20
+    # (the seed's "a dozen or so", which ignored batching); see test_plan_decode.py.
+    assert "users at 20 token/s" not in rows and any("users served cannot be said" in n for n in out["notes"])
     assert out["binds"] == "bandwidth" and rows["fits in memory"] == "yes"
 
 

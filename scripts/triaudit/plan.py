@@ -4,7 +4,10 @@ Every answer says which numbers it used and where they came from: measured (a ru
 files) or datasheet (specs.py). Formulas (the seeds'):
   ridge point        = peak FLOP/s / memory bytes/s                     [FLOP/B]
   roofline floor     = max(FLOPs / peak FLOP/s, bytes / bytes/s)
-  decode tokens/s    = memory bytes/s / weight bytes                   (batch 1, weights read once per token)
+  decode tokens/s    = batch x bandwidth / (weights + batch x KV bytes), until 2 x params FLOP per
+                       token x batch reaches the compute roof; users = the largest batch that fits in
+                       memory and keeps each user at the target rate (KV = 2 x layers x kv_heads x
+                       head_dim x context x bytes per sequence)
   training time      = 6 x parameters x tokens / (FLOP/s x GPUs x MFU)
   full fine-tune     = 16 B/parameter (bf16 weights 2 + grads 2 + fp32 master 4 + Adam m, v 8) + activations
   ring allreduce     = each rank sends 2(n-1)/n x payload; time = that / per-direction link bytes/s
@@ -174,6 +177,71 @@ def roofline(flops: float, nbytes: float, peak_flops: float, bw: float) -> dict:
 
 def decode_tokens_per_s(bw: float, params: float, bytes_per_param: float) -> float:
     return bw / (params * bytes_per_param)
+
+
+# The compute roof a decode step runs at, by weight precision (4-bit weights are dequantised and
+# multiplied in 16 bits); the first name the basis has is used.
+DECODE_COMPUTE = {"fp16": ["fp16", "bf16"], "bf16": ["bf16", "fp16"], "fp8": ["fp8", "fp8e4m3", "fp8e4m3fast"],
+                  "int8": ["int8"], "int4": ["fp16", "bf16"]}
+
+
+@dataclass
+class Decode:
+    """Batched decode on `gpus` GPUs (tensor parallel, communication not counted). One step produces
+    one token for each of `batch` sequences and reads every weight once and each sequence's KV cache:
+      bytes per step = weights + batch x KV bytes per sequence
+      step time      = max(bytes per step / bandwidth, batch x 2 x params FLOP / compute)
+      tokens/s       = batch / step time;  each user gets 1 / step time tokens/s."""
+    weight_bytes: float
+    kv_bytes_per_seq: float | None    # None: architecture not given
+    bw: float                         # bytes/s, all GPUs together
+    flops: float | None               # FLOP/s, all GPUs together (None: no compute figure)
+    params: float
+    memory: float | None              # bytes, all GPUs together
+
+    def step_s(self, batch: int) -> float:
+        kv = self.kv_bytes_per_seq or 0.0
+        t_mem = (self.weight_bytes + batch * kv) / self.bw
+        t_comp = batch * 2 * self.params / self.flops if self.flops else 0.0
+        return max(t_mem, t_comp)
+
+    def bound(self, batch: int) -> str:
+        kv = self.kv_bytes_per_seq or 0.0
+        t_comp = batch * 2 * self.params / self.flops if self.flops else 0.0
+        return "compute" if t_comp > (self.weight_bytes + batch * kv) / self.bw else "bandwidth"
+
+    def fits(self, batch: int) -> bool:
+        return self.memory is None or self.weight_bytes + batch * (self.kv_bytes_per_seq or 0.0) <= self.memory
+
+    def max_batch_memory(self) -> int | None:
+        """Sequences whose KV cache fits beside the weights (None: unbounded or unknown)."""
+        if self.memory is None or not self.kv_bytes_per_seq:
+            return None
+        return max(0, math.floor((self.memory - self.weight_bytes) / self.kv_bytes_per_seq))
+
+    def max_batch_rate(self, rate: float) -> int | None:
+        """The largest batch whose step is short enough that every user gets `rate` tokens/s."""
+        if not self.kv_bytes_per_seq:
+            return None
+        b = (self.bw / rate - self.weight_bytes) / self.kv_bytes_per_seq
+        if self.flops:
+            b = min(b, self.flops / (rate * 2 * self.params))
+        return max(0, math.floor(b + 1e-9))
+
+
+def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, elem_bytes: float) -> float:
+    """K and V for every layer: 2 x layers x kv_heads x head_dim x bytes."""
+    return 2.0 * layers * kv_heads * head_dim * elem_bytes
+
+
+def gpus_to_fit(need_bytes: float, per_gpu_bytes: float, limit: int = 64) -> int | None:
+    """The smallest power-of-two GPU count (as tensor parallelism splits) whose memory holds `need_bytes`."""
+    g = 1
+    while g <= limit:
+        if need_bytes <= g * per_gpu_bytes:
+            return g
+        g *= 2
+    return None
 
 
 def training_seconds(params: float, tokens: float, flops_per_gpu: float, gpus: int, mfu: float) -> float:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from . import plan as P
 from .gbench import LoadError
+from .models import MODELS
 from .specs import CARDS, card_by_key
 
 
@@ -47,11 +48,22 @@ def add_parser(sub) -> None:
     r.add_argument("--writes", type=_count, default=1)
     r.add_argument("--flops-per-element", type=_number, default=1.0)
 
-    d = q.add_parser("decode", help="LLM decode tokens/s at batch 1, users served, whether it fits")
-    d.add_argument("--params", type=_number, required=True, help="parameters, e.g. 7e9")
-    d.add_argument("--weights", default="fp16", choices=["fp16", "bf16", "fp8", "int8", "int4"])
+    d = q.add_parser("decode", help="LLM decode: tokens/s with batching, users served at a rate, whether it fits "
+                                    "and on how many GPUs")
+    d.add_argument("--model", choices=sorted(MODELS), help="an open model's published architecture "
+                   "(sets --params, --layers, --kv-heads, --head-dim, --context)")
+    d.add_argument("--params", type=_number, help="parameters, e.g. 7e9 (required without --model)")
+    d.add_argument("--weights", default="fp16", choices=["fp16", "bf16", "fp8", "int8", "int4"], help="weight precision")
+    d.add_argument("--layers", type=_count, help="transformer layers (KV cache)")
+    d.add_argument("--kv-heads", type=_count, help="key/value heads (grouped-query attention: fewer than heads)")
+    d.add_argument("--head-dim", type=_count, help="dimension of one attention head")
+    d.add_argument("--context", type=_count, help="tokens of context held per sequence (default: the model's)")
+    d.add_argument("--kv-dtype", default="fp16", choices=["fp16", "bf16", "fp8", "int8"], help="KV-cache precision")
+    d.add_argument("--batch", type=_count, help="sequences decoded together (default: the most users served)")
+    d.add_argument("--gpus", type=_count, default=1, help="GPUs the model is split over (tensor parallel)")
     d.add_argument("--tokens-per-user", type=_number, default=20.0, help="target tokens/s per user")
-    d.add_argument("--kv-cache-gb", type=float, default=0.0, help="KV-cache budget that must fit beside the weights")
+    d.add_argument("--kv-cache-gb", type=float, default=0.0, help="memory reserved beside weights and KV cache "
+                   "(activations, CUDA context), GB in all")
 
     t = q.add_parser("train", help="training time: 6 x params x tokens / (FLOP/s x GPUs x MFU), and memory")
     t.add_argument("--params", type=_number, required=True)
@@ -82,6 +94,13 @@ def add_parser(sub) -> None:
     lc.add_argument("--count", type=_count, required=True, help="kernels per step")
     lc.add_argument("--eager-us", type=_number, help="per-kernel eager cost, µs (default: measured by --run)")
     lc.add_argument("--graph-us", type=_number, help="per-kernel cost inside a graph, µs (default: measured by --run)")
+    # --card/--run/--json also after the question (`plan decode --card h100-sxm ...`): SUPPRESS keeps a
+    # value given before the question when the question's parser does not see the option.
+    for question in q.choices.values():
+        question.add_argument("--card", default=argparse.SUPPRESS, help="datasheet figures of a card")
+        question.add_argument("--run", type=Path, action="append", default=argparse.SUPPRESS,
+                              help="a result file or folder (repeatable)")
+        question.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
     p.set_defaults(func=run)
 
 
@@ -103,6 +122,91 @@ def _link(a, basis: P.Basis | None) -> tuple[float, str]:
         gbps, what = P.LINKS[a.link]
         return gbps * 1e9, what
     raise P.PlanError("say which link: --link NAME or --link-gbps N")
+
+
+def _decode(a, notes: list[str]) -> dict:
+    b = _basis(a)
+    bw = b.need_bw()
+    m = MODELS.get(a.model) if a.model else None
+    params = a.params or (m.params() if m else None)
+    if not params:
+        raise P.PlanError("say how large the model is: --params N or --model NAME")
+    layers, kv_heads, head_dim = (a.layers or (m.layers if m else None), a.kv_heads or (m.kv_heads if m else None),
+                                  a.head_dim or (m.dim if m else None))
+    context = a.context or (m.context if m else None)
+    arch = [x for x in (layers, kv_heads, head_dim, context) if x]
+    if 0 < len(arch) < 4:
+        raise P.PlanError("the KV cache needs --layers, --kv-heads, --head-dim and --context together (or --model)")
+    kv_seq = None
+    if arch:
+        held = min(context, m.kv_window) if m and m.kv_window else context
+        kv_seq = P.kv_bytes_per_token(layers, kv_heads, head_dim, P.DTYPE_BYTES[a.kv_dtype]) * held
+        if held < context:
+            notes.append(f"{m.name}: sliding-window attention, the KV cache holds the last {held} tokens")
+    g = a.gpus
+    weights = params * P.DTYPE_BYTES[a.weights]
+    flops = next((b.flops[k] for k in P.DECODE_COMPUTE[a.weights] if k in b.flops), None)
+    per_gpu_memory = b.memory_bytes.value if b.memory_bytes else None
+    memory = per_gpu_memory * g - a.kv_cache_gb * 1e9 if per_gpu_memory else None
+    d = P.Decode(weights, kv_seq, bw.value * g, flops.value * g if flops else None, params, memory)
+    rate = a.tokens_per_user
+    rows = [("parameters", params / 1e9, "billion", f"{m.name} config" if m and not a.params else "given"),
+            ("weights", weights / 1e9, "GB", a.weights),
+            ("memory bandwidth", bw.value / 1e9, "GB/s per GPU", bw.source)]
+    if flops:
+        rows.append((f"compute ({next(k for k in P.DECODE_COMPUTE[a.weights] if k in b.flops)})", flops.value / 1e12,
+                     "TFLOP/s per GPU", flops.source))
+    else:
+        notes.append(f"no compute figure for {a.weights} weights: the compute roof is not counted")
+    if g > 1:
+        rows.append(("GPUs (tensor parallel)", g, "", "communication between them not counted"))
+    if kv_seq is not None:
+        rows.append(("KV cache per sequence", kv_seq / 1e9, "GB", f"2 × {layers} layers × {kv_heads} KV heads × "
+                     f"{head_dim} × {context} tokens × {P.DTYPE_BYTES[a.kv_dtype]:g} B"))
+    rows.append(("tokens/s per sequence (batch 1)", 1 / d.step_s(1), "token/s", ""))
+    binds = "bandwidth"
+    need1 = weights + (kv_seq or 0.0)
+    if memory is not None:
+        rows.append(("fits in memory", "yes" if d.fits(1) else "no",
+                     f"{need1 / 1e9:.1f} of {memory / 1e9:.0f} GB at batch 1", b.memory_bytes.source))
+    if memory is not None and not d.fits(1):
+        binds = "capacity"
+        fit_gpus = P.gpus_to_fit(need1 + a.kv_cache_gb * 1e9, per_gpu_memory)
+        rows.append(("GPUs that would hold it", fit_gpus or "more than 64", "tensor parallel", "weights + one sequence's KV"))
+        fitting = [w for w in ("fp16", "fp8", "int4") if params * P.DTYPE_BYTES[w] + (kv_seq or 0.0) <= memory]
+        rows.append((f"weight precision that fits {g} GPU(s)", fitting[0] if fitting else "none", "", ""))
+        return {"question": a.question, "card": b.card, "rows": rows, "binds": binds,
+                "formula": "needed = weights + batch × KV cache per sequence > memory", "notes": notes}
+    if kv_seq is None:
+        notes.append("no architecture given (--model, or --layers/--kv-heads/--head-dim/--context): KV-cache reads "
+                     "and memory are not counted, so users served cannot be said; batch 1 is an upper bound")
+        if a.batch:
+            rows.append((f"tokens/s at batch {a.batch}", a.batch / d.step_s(a.batch), "token/s", "weights only"))
+            binds = d.bound(a.batch)
+        return {"question": a.question, "card": b.card, "rows": rows, "binds": binds,
+                "formula": "tokens/s = batch × bandwidth ÷ weight bytes (KV cache not counted)", "notes": notes}
+    by_rate, by_memory = d.max_batch_rate(rate), d.max_batch_memory()
+    users = min(x for x in (by_rate, by_memory) if x is not None)
+    rows.append((f"users at {rate:g} token/s", users, "users",
+                 "limited by memory (KV cache)" if by_memory is not None and by_memory < by_rate else
+                 "limited by the rate each user gets"))
+    batch = a.batch or max(users, 1)
+    step = d.step_s(batch)
+    rows += [(f"tokens/s at batch {batch}", batch / step, "token/s", "all users together"),
+             (f"tokens/s per user at batch {batch}", 1 / step, "token/s", "")]
+    if not d.fits(batch):
+        binds = "capacity"
+        rows.append((f"fits in memory at batch {batch}", "no",
+                     f"{(weights + batch * kv_seq) / 1e9:.1f} of {memory / 1e9:.0f} GB", ""))
+    elif by_memory is not None and not a.batch and by_memory < by_rate:
+        binds = "capacity (KV cache)"
+    else:
+        binds = d.bound(batch)
+    notes.append("attention FLOPs and kernel gaps not counted: real systems reach less")
+    return {"question": a.question, "card": b.card, "rows": rows, "binds": binds,
+            "formula": "tokens/s = batch × bandwidth ÷ (weights + batch × KV per sequence), at most batch × compute ÷ "
+                       "(2 × params); users = largest batch that fits and keeps each user at the target rate",
+            "notes": notes}
 
 
 def answer(a) -> dict:
@@ -136,20 +240,7 @@ def answer(a) -> dict:
             result["binds"] = r["bound"]
         return {"question": q, "card": b.card, **result, "notes": notes}
     if q == "decode":
-        b = _basis(a)
-        bw = b.need_bw()
-        wb = a.params * P.DTYPE_BYTES[a.weights]
-        tps = P.decode_tokens_per_s(bw.value, a.params, P.DTYPE_BYTES[a.weights])
-        rows = [("weights", wb / 1e9, "GB", ""), ("memory bandwidth", bw.value / 1e9, "GB/s", bw.source),
-                ("tokens/s per sequence (batch 1)", tps, "token/s", ""),
-                (f"users at {a.tokens_per_user:g} token/s", math.floor(tps / a.tokens_per_user), "users", "")]
-        if b.memory_bytes:
-            need = wb + a.kv_cache_gb * 1e9
-            rows.append(("fits in memory", "yes" if need <= b.memory_bytes.value else "no",
-                         f"{need / 1e9:.1f} of {b.memory_bytes.value / 1e9:.0f} GB", b.memory_bytes.source))
-        notes.append("batch 1 upper bound: every token reads every weight once; KV-cache reads and kernel gaps lower it")
-        return {"question": q, "card": b.card, "rows": rows, "binds": "bandwidth",
-                "formula": "tokens/s ≈ memory bandwidth ÷ weight bytes", "notes": notes}
+        return _decode(a, notes)
     if q == "train":
         mfu = a.mfu
         if mfu is None:
