@@ -13,6 +13,18 @@ from .gbench import LoadError
 
 
 def cmd_run(a) -> int:
+    from .builddir import find_build_dir
+    bad = runner.check_only([x for x in a.only.split(",") if x]) or runner.check_seconds("--budget-s", a.budget_s) \
+        or runner.check_seconds("--timeout-s", a.timeout_s)
+    if bad:
+        print(f"triaudit run: {bad}", file=sys.stderr)
+        return 2
+    a.build_dir, found = find_build_dir(a.build_dir)
+    if a.build_dir is None:
+        print(f"triaudit run: {found}", file=sys.stderr)
+        return 2
+    if found:
+        print(found)
     if a.all_gpus or a.gpus:
         from . import fleet_run  # whole-node mode (standard library only, like runner)
         if not a.all_gpus:
@@ -117,9 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run the built executables into results/<card>/<timestamp>-<host>/")
-    r.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
-    r.add_argument("--results", type=Path, default=Path("results"))
-    r.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES))
+    r.add_argument("--build-dir", type=Path, default=None,
+                   help="the build folder (default: build/gpu, else build/ci, here or in this checkout)")
+    r.add_argument("--results", type=Path, default=Path("results"), help="results folder (runs go to <results>/<card>/)")
+    r.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES),
+                   help="quick: the nightly minutes; full: every case (both 5 repetitions)")
     r.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     r.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this (exit 124)")
     r.add_argument("--budget-s", type=float, default=None,

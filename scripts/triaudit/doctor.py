@@ -283,7 +283,7 @@ def render(r: Report) -> str:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("doctor", help="check GPUs, driver, build and link before measuring")
-    p.add_argument("--build-dir", type=Path, default=Path("build"))
+    p.add_argument("--build-dir", type=Path, default=None, help="the build folder (default: build/gpu, else build/ci)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--topo-file", type=Path, help="a saved `nvidia-smi topo -m` (or -mp) output to check instead of this machine's")
     p.add_argument("--nccl-log", type=Path, help="a saved NCCL_DEBUG=INFO log: report NCCL's path from it instead of running an allreduce")
@@ -292,8 +292,10 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    from .builddir import find_build_dir
+    build_dir, _ = find_build_dir(a.build_dir)  # none found: the report says no executables were built
     try:
-        r = diagnose(a.build_dir, topo_file=a.topo_file, nccl_log=a.nccl_log, run_nccl=not a.no_nccl_run)
+        r = diagnose(build_dir or Path("build/gpu"), topo_file=a.topo_file, nccl_log=a.nccl_log, run_nccl=not a.no_nccl_run)
     except interconnect_check.InputError as e:
         print(f"triaudit doctor: {e}", file=sys.stderr)
         return 2

@@ -20,6 +20,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .builddir import find_build_dir
+from .progress import PlainProgress, choose as choose_progress, classify
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 EXIT_TIMEOUT = 124  # an executable that ran past --timeout-s (as timeout(1) reports it)
 MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
@@ -102,13 +105,30 @@ def _unique_dir(parent: Path, name: str) -> Path:
     return candidate
 
 
-def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, timeout_s: float | None = None) -> dict:
+def check_only(only: list[str] | None) -> str:
+    """"" when every name given to --only is an executable; otherwise what is wrong."""
+    known = {n.removeprefix("triaudit_") for n in EXECUTABLES}
+    unknown = [x for x in only or [] if x.removeprefix("triaudit_") not in known]
+    if unknown:
+        return f"--only: unknown executable(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}"
+    return ""
+
+
+def check_seconds(flag: str, value: float | None) -> str:
+    if value is not None and not (value > 0 and value == value and value != float("inf")):
+        return f"{flag} {value:g}: must be a positive number of seconds"
+    return ""
+
+
+def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, timeout_s: float | None = None,
+             progress=None) -> dict:
     json_path = staging / f"{name}.json"
     log_path = staging / f"{name}.log"
     cmd = [str(exe), f"--benchmark_out={json_path}", *args]
     total = _count_cases(exe, args)
     start = time.monotonic()
-    seen: set[str] = set()
+    progress = progress or PlainProgress(log)
+    tally = progress.begin(name, total)
     with open(log_path, "w", encoding="utf-8") as logf:
         logf.write("$ " + " ".join(cmd) + "\n")
         logf.flush()
@@ -127,18 +147,13 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, ti
             assert proc.stdout is not None
             for line in proc.stdout:
                 logf.write(line)
-                first = line.split(" ", 1)[0]
-                # One line per finished case: the plain line, or with repetitions (aggregates only
-                # displayed) the median line.
-                if "/" in first and not first.endswith(("_mean", "_stddev", "_cv")):
-                    case = first.removesuffix("_median")
-                    if case not in seen:  # repetitions of one case print several lines
-                        seen.add(case)
-                        elapsed = time.monotonic() - start
-                        log(f"  [{name} {len(seen)}/{total or '?'} {elapsed:5.0f}s] {line.rstrip()[:150]}")
-                elif "no CUDA device" in line or "error" in line.lower():
-                    log(f"  {name}: {line.rstrip()}")
+                # One line per finished case (or a live bar on a terminal); skipped cases summed up
+                # in one line per executable (progress.py).
+                ev = classify(line, name)
+                if ev is not None:
+                    progress.line(tally, ev)
             rc = proc.wait()
+            progress.end(tally)
             if timer:
                 timer.cancel()
             if timed_out:
@@ -166,6 +181,14 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     kept and marked incomplete, so a machine lent for a few minutes still returns what it measured."""
     if profile not in PROFILES:
         return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    bad = check_only(only) or check_seconds("--budget-s", budget_s) or check_seconds("--timeout-s", timeout_s)
+    if bad:
+        return Outcome(EXIT_USAGE, None, bad)
+    build_dir, found = find_build_dir(build_dir)
+    if build_dir is None:
+        return Outcome(EXIT_USAGE, None, found)
+    if found:
+        log(found)
     if not build_dir.is_dir():
         return Outcome(EXIT_USAGE, None, f"build directory {build_dir} does not exist: build first")
     exes = find_executables(build_dir, only)
@@ -183,6 +206,7 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     interrupted = False
     began = time.monotonic()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # CI cancellations arrive as SIGTERM
+    progress = choose_progress(log)  # a live bar on a terminal, plain lines in CI logs
     try:
         for i, (name, exe) in enumerate(exes.items(), 1):
             args = COMMON_ARGS + PROFILES[profile].get(name, []) + list(extra_args or [])
@@ -196,7 +220,7 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
                 limit = left if limit is None else min(limit, left)
             log(f"[{i}/{len(exes)}] {name}")
             manifest["interrupted_during"] = name
-            manifest["executables"].append(_run_one(name, exe, args, staging, log, limit))
+            manifest["executables"].append(_run_one(name, exe, args, staging, log, limit, progress))
             del manifest["interrupted_during"]
             if manifest["executables"][-1]["exit_code"] == EXIT_NO_DEVICE:
                 log(f"{name}: no CUDA device; the other executables would skip every case too: stopping")
@@ -210,6 +234,7 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
         interrupted = True
         log("interrupted: the run is kept and marked incomplete")
     finally:
+        progress.close()
         signal.signal(signal.SIGTERM, previous)
     manifest["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     codes = [e["exit_code"] for e in manifest["executables"]]
@@ -304,9 +329,9 @@ def _tidy_incoming(results: Path) -> None:
 def main(argv: list[str] | None = None) -> int:  # used by the GPU check script: no third-party imports
     import argparse
     p = argparse.ArgumentParser(prog="triaudit-run", description=__doc__)
-    p.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
-    p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--profile", default="quick", choices=sorted(PROFILES))
+    p.add_argument("--build-dir", type=Path, default=None, help="the build folder (default: build/gpu, else build/ci)")
+    p.add_argument("--results", type=Path, default=Path("results"), help="results folder")
+    p.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="quick (nightly) or full")
     p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
     p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run (see run_suite)")
