@@ -22,6 +22,13 @@ case $rc in
   77) echo "triaudit: no CUDA device on this machine: nothing was measured; the report shows what results/ holds." ;;
   *) echo "triaudit: the run reported failures (exit $rc); see the logs in its results folder." ;;
 esac
-triaudit report results --out report
-echo "triaudit: report in report/report.html (self-contained) and report/report.md, with CSV tables and PNG plots"
+triaudit report results --out report > /dev/null
+# The last line says what the report holds, as written (not what it might hold).
+plots=$(find report -maxdepth 1 -name '*.png' | wc -l)
+tables=$(find report -maxdepth 1 -name '*.csv' ! -name tidy.csv | wc -l)
+if [ "$plots" -gt 0 ]; then
+  echo "triaudit: report in report/report.html (self-contained) and report/report.md: $tables CSV table(s), $plots PNG plot(s)"
+else
+  echo "triaudit: report in report/report.md and report/report.html: no measured results yet, so no plots (its first lines say why)"
+fi
 [ $rc -eq 0 ] || [ $rc -eq 77 ]
