@@ -94,6 +94,20 @@ def cmd_history(a) -> int:
     return 1 if not slower.empty else 0
 
 
+def cmd_export(a) -> int:
+    from . import export as E
+    try:
+        written, said = E.export(a.paths, a.format, a.out)
+    except (E.ExportError, LoadError) as exc:
+        print(f"triaudit export: {exc}", file=sys.stderr)
+        return 2
+    for line in said:
+        say(line)
+    for p in written:
+        say(f"wrote {p}")
+    return 0
+
+
 def cmd_import(a) -> int:
     from .peers.importer import run_import
     command = "triaudit import " + " ".join([a.tool, *map(str, a.files)] + (["--card", a.card] if a.card else []))
@@ -174,6 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--cases", default="", help="regular expression selecting cases")
     _stat_args(h)
     h.set_defaults(func=cmd_history)
+
+    ex = sub.add_parser("export", help="a run's figures for dashboards: Bencher Metric Format or "
+                                       "github-action-benchmark (customBiggerIsBetter / customSmallerIsBetter)")
+    ex.add_argument("paths", nargs="+", type=Path, help="a run folder (or result files) of one card")
+    ex.add_argument("--format", required=True, choices=["bmf", "github-action-benchmark"], help="the dashboard's format")
+    ex.add_argument("--out", type=Path, default=Path("export"),
+                    help="folder for bmf.json, or bigger_is_better.json and smaller_is_better.json")
+    ex.set_defaults(func=cmd_export)
 
     im = sub.add_parser("import", help="read peer tools' outputs (nccl-tests, nvbandwidth, babelstream, mamf-finder) "
                                        "into a new run folder under --results/<card>/")
