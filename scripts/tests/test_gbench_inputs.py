@@ -150,3 +150,14 @@ def test_the_same_answer_without_orjson(tmp_path, monkeypatch):
     slow = load_result(p)
     assert [(r.case, r.repetition_index, r.time_s, r.counters) for r in fast.runs] == \
            [(r.case, r.repetition_index, r.time_s, r.counters) for r in slow.runs]
+
+
+def test_schema_version_absent_is_fine_a_newer_one_is_said(tmp_path):
+    from triaudit.gbench import SCHEMA_VERSION
+    assert SCHEMA_VERSION == "1"
+    rows = [_row(rep=0)]
+    old = parse_result({"context": {}, "benchmarks": rows}, tmp_path / "old_synthetic.json")
+    assert old.notes == [] and old.runs[0].status == "ok"
+    new = parse_result({"context": {"triaudit_schema_version": "2"}, "benchmarks": rows}, tmp_path / "new_synthetic.json")
+    assert new.runs[0].status == "ok"
+    assert new.notes == ["new_synthetic.json: written with triaudit result schema 2; this triaudit reads 1"]
