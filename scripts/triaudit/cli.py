@@ -19,6 +19,15 @@ def cmd_run(a) -> int:
     if bad:
         print(f"triaudit run: {bad}", file=sys.stderr)
         return 2
+    if a.dry_run:
+        if a.gpu_count < 1:
+            print(f"triaudit run: --gpu-count {a.gpu_count}: at least 1", file=sys.stderr)
+            return 2
+        out = runner.dry_run(a.build_dir, a.profile, a.card, [x for x in a.only.split(",") if x] or None, a.extra,
+                             a.gpu_count)
+        print(out.message if out.exit_code == 0 else f"triaudit run: {out.message}",
+              file=sys.stdout if out.exit_code == 0 else sys.stderr)
+        return out.exit_code
     a.build_dir, found = find_build_dir(a.build_dir)
     if a.build_dir is None:
         print(f"triaudit run: {found}", file=sys.stderr)
@@ -33,7 +42,7 @@ def cmd_run(a) -> int:
         return fleet_run.run_from_args(a)
     out = runner.run_suite(a.build_dir, a.results, a.profile,
                            [x for x in a.only.split(",") if x] or None, a.extra, timeout_s=a.timeout_s,
-                           budget_s=a.budget_s)
+                           budget_s=a.budget_s, bind_numa=a.bind_numa)
     print(out.message)
     return out.exit_code
 
@@ -155,6 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--all-gpus", action="store_true",
                    help="every GPU of this host at once, one process per GPU (fleet_run.py)")
     r.add_argument("--gpus", default="", help="with --all-gpus: GPU indices as nvidia-smi numbers them, e.g. 0,3")
+    r.add_argument("--bind-numa", default="on", choices=["on", "off"],
+                   help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)")
+    r.add_argument("--dry-run", action="store_true",
+                   help="print the estimated wall time per executable for the profile on a card; run nothing")
+    r.add_argument("--card", default=None, help="with --dry-run: the card's key in specs.py (default: the local GPU)")
+    r.add_argument("--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, allreduce)")
     r.add_argument("extra", nargs="*", help="extra arguments for every executable (after --)")
     r.set_defaults(func=cmd_run)
 

@@ -27,32 +27,76 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 EXIT_TIMEOUT = 124  # an executable that ran past --timeout-s (as timeout(1) reports it)
 MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
 
-EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_launch"]
+EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_p2p",
+               "triaudit_launch"]
 
 COMMON_ARGS = ["--benchmark_out_format=json", "--benchmark_display_aggregates_only=true"]
+# Every profile binds each executable to its GPU's NUMA node, CPUs and memory (nvbandwidth does);
+# `triaudit run --bind-numa off` opts out. Five repetitions: the fewest with which the Mann-Whitney
+# test of `compare` can reach p < 0.05 (with 3 against 3 it never can). Each call warms up for
+# 0.2 s (--warmup-s) and times regions for --min-time; `triaudit run --dry-run --card h200` shows
+# the estimated time (timemodel.py): quick <= 60 s and full <= 5 min on an H200 are held by a test.
+_REPS = "--benchmark_repetitions=5"
 PROFILES: dict[str, dict[str, list[str]]] = {
-    # Nightly CI: a few minutes at most; five repetitions, the fewest with which the Mann-Whitney
-# test of `compare` can reach p < 0.05 (with 3 against 3 it never can).
+    # Nightly CI: the figures a regression would show in, about a minute on an H200.
     "quick": {
-        "triaudit_stream": ["--ops=copy,triad", "--types=fp32", "--min-bytes=1MiB", "--min-time=0.02",
-                            "--benchmark_repetitions=5"],
-        "triaudit_memcpy": ["--directions=h2d,d2h,d2d,bidir,overlap", "--max-bytes=256MiB", "--min-time=0.02", "--benchmark_repetitions=5",
-                            "--benchmark_filter=/(pageable|pinned|copy_engine)/"],
-        "triaudit_launch": ["--min-time=0.02", "--benchmark_repetitions=5", "--benchmark_filter=-chain_fit|bytes:268435456"],
-        "triaudit_gemm": ["--families=square,ladder", "--max-square=8192", "--min-time=0.05", "--benchmark_repetitions=5",
-                          "--benchmark_filter=layout:tn/m:8192/"],
-        "triaudit_allreduce": ["--max-bytes=64MiB", "--types=fp32,bf16", "--modes=out_of_place", "--min-time=0.02",
-                               "--benchmark_repetitions=5"],
+        "triaudit_stream": ["--ops=copy,triad", "--types=fp32", "--min-bytes=4MiB", "--min-time=0.03",
+                            "--sustained-s=0.5", _REPS,
+                            "--benchmark_filter=(triad/fp32/cache:cold/bytes:1073741824|triad/fp32/cache:hot/"
+                            "bytes:4194304|triad_sustained/.*)/"],
+        "triaudit_gemm": ["--families=square,ceiling,ladder", "--max-square=8192", "--min-time=0.03", "--sustained-s=0.5", _REPS,
+                          "--benchmark_filter=^gemm/(cublaslt/(bf16|fp8e4m3)/layout:tn/m:8192/|ceiling/bf16/|"
+                          "ladder_l[35]_[a-z0-9_]+/bf16/layout:tn/m:8192/)"],
+        "triaudit_memcpy": ["--directions=h2d,d2h,d2d,bidir", "--max-bytes=256MiB", "--min-time=0.03", _REPS,
+                            "--benchmark_filter=^memcpy/((h2d|d2h)/pinned/bytes:(4096|268435456)|h2d/pageable/"
+                            "bytes:268435456|d2d/copy_engine/bytes:268435456|bidir/pinned/bytes:268435456)/"],
+        "triaudit_allreduce": ["--types=fp32", "--modes=out_of_place", "--algos=ring,auto", "--max-bytes=64MiB",
+                               "--min-time=0.03", _REPS, "--benchmark_filter=/bytes:(8|67108864)/"],
+        "triaudit_p2p": ["--tests=ce,latency", "--min-bytes=512MiB", "--min-time=0.03", _REPS,
+                         "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|latency/ce/.*/bytes:4)/"],
+        "triaudit_launch": ["--min-time=0.03", _REPS,
+                            "--benchmark_filter=^launch/(empty/enqueue|chain_fit|fusion/(fused|unfused)/steps:64/"
+                            "bytes:65536/|sync/stream_synchronize)"],
     },
-    # Evaluation: every case, five repetitions.
+    # Evaluation: every corner at the sizes and precisions a comparison table needs, within
+    # 5 minutes on an H200. Sustained figures: 2 s per repetition, 10 s of load back to back.
     "full": {
-        "triaudit_stream": ["--min-time=0.05", "--benchmark_repetitions=5"],
-        "triaudit_memcpy": ["--min-time=0.05", "--benchmark_repetitions=5"],
-        "triaudit_launch": ["--min-time=0.05", "--benchmark_repetitions=5"],
-        "triaudit_gemm": ["--min-time=0.05", "--benchmark_repetitions=5"],
-        "triaudit_allreduce": ["--min-time=0.05", "--benchmark_repetitions=5"],
+        "triaudit_stream": ["--min-bytes=1MiB", "--min-time=0.05", "--sustained-s=2", _REPS,
+                            "--benchmark_filter=(fp32/cache:cold/bytes:(1048576|16777216|268435456|1073741824)|"
+                            "triad/fp64/cache:cold/bytes:(16777216|1073741824)|(copy|triad)/fp32/cache:hot/"
+                            "bytes:(1048576|4194304)|triad_sustained/.*)/"],
+        "triaudit_gemm": ["--max-square=8192", "--min-time=0.05", "--sustained-s=2", _REPS,
+                          "--benchmark_filter=^gemm/(cublaslt/[a-z0-9]+/layout:tn/m:8192/|cublaslt/(bf16|tf32|fp64)/"
+                          "layout:nn/m:8192/|cublaslt/bf16/llm:[a-z0-9_-]+/tokens:(1|4096)/|"
+                          "cublaslt/fp8e4m3/llm:llama2-70b[a-z_-]+/tokens:(1|4096)/|cublaslt/bf16/layout:nn/m:8193/|"
+                          "ceiling/[a-z0-9]+/burst|ceiling/(bf16|fp8e4m3)/sustained|"
+                          "ladder_l[01]_[a-z0-9_]+/fp32/layout:tn/m:1024/|ladder_l[2-5]_[a-z0-9_]+/bf16/layout:tn/m:8192/)"],
+        "triaudit_memcpy": ["--min-time=0.05", _REPS,
+                            "--benchmark_filter=(/bytes:(4096|268435456)/|pinned/bytes:1073741824/|^memcpy/overlap/)"],
+        "triaudit_allreduce": ["--types=fp32,bf16", "--algos=ring,auto", "--min-time=0.05", "--scaling=on", _REPS,
+                               "--benchmark_filter=((out_of_place/fp32|in_place/fp32/algo:auto|out_of_place/bf16/algo:auto)"
+                               "/.*/bytes:(8|32768|8388608|2147483648)/|scaling/fp32/algo:auto/)"],
+        "triaudit_p2p": ["--tests=ce,sm_write,latency", "--min-bytes=8MiB", "--min-time=0.05", _REPS,
+                         "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|latency/ce/.*/bytes:4)/"],
+        "triaudit_launch": ["--min-time=0.05", _REPS,
+                            "--benchmark_filter=^launch/(empty|chain/(eager|graph)/kernels:(1|1000)/|chain_fit|fusion|sync)"],
+    },
+    # Every case of every executable, five repetitions: for a machine with time to spare
+    # (`triaudit run --dry-run --profile exhaustive --card ...` says how long).
+    "exhaustive": {
+        "triaudit_stream": ["--min-time=0.05", _REPS],
+        "triaudit_gemm": ["--min-time=0.05", _REPS],
+        "triaudit_memcpy": ["--min-time=0.05", "--step=2", _REPS],
+        "triaudit_allreduce": ["--scaling=on", "--min-time=0.05", _REPS],
+        "triaudit_p2p": ["--staged=on", "--min-time=0.05", _REPS],
+        "triaudit_launch": ["--min-time=0.05", _REPS],
     },
 }
+
+
+def profile_args(profile: str, executable: str) -> list[str]:
+    """The arguments a profile gives one executable (after COMMON_ARGS)."""
+    return COMMON_ARGS + PROFILES[profile].get(executable, [])
 
 
 @dataclass
@@ -173,9 +217,43 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, ti
             "json": json_path.name if json_path.exists() else None, "log": log_path.name}
 
 
+def dry_run(build_dir: Path | None, profile: str, card: str | None, only: list[str] | None = None,
+            extra_args: list[str] | None = None, gpus: int = 1) -> Outcome:
+    """The estimated wall time of a profile on a card, per executable, without running anything
+    (timemodel.py). The card: --card, else the local GPU's name matched against specs.py."""
+    from . import specs, timemodel
+    if profile not in PROFILES:
+        return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    bad = check_only(only)
+    if bad:
+        return Outcome(EXIT_USAGE, None, bad)
+    build_dir, found = find_build_dir(build_dir)
+    if build_dir is None:
+        return Outcome(EXIT_USAGE, None, found)
+    if card is None:
+        name = ""
+        try:
+            p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                               text=True, timeout=30)
+            name = p.stdout.splitlines()[0].strip() if p.returncode == 0 and p.stdout.strip() else ""
+        except (OSError, subprocess.SubprocessError):
+            pass
+        spec = specs.match_card(name) if name else None
+        if spec is None:
+            return Outcome(EXIT_USAGE, None, "--dry-run needs --card (one of " + ", ".join(c.key for c in specs.CARDS) +
+                           ")" + (f": no datasheet matches the local GPU {name!r}" if name else ": no local GPU to ask"))
+        card = spec.key
+    try:
+        estimates, spec = timemodel.estimate_profile(build_dir, profile, card, only, extra_args, gpus)
+    except timemodel.ModelError as e:
+        return Outcome(EXIT_USAGE, None, str(e))
+    text = timemodel.format_estimate(estimates, spec, profile)
+    return Outcome(EXIT_OK, None, text + f"\n  ({gpus} GPU{'s' if gpus != 1 else ''} assumed; --gpu-count to change)")
+
+
 def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list[str] | None = None,
               extra_args: list[str] | None = None, repo: Path | None = None, log=print,
-              timeout_s: float | None = None, budget_s: float | None = None) -> Outcome:
+              timeout_s: float | None = None, budget_s: float | None = None, bind_numa: str = "on") -> Outcome:
     """timeout_s bounds each executable, budget_s the whole run: an executable gets at most what is
     left of it, and one that would start with under MIN_START_S left is not started. The run is then
     kept and marked incomplete, so a machine lent for a few minutes still returns what it measured."""
@@ -209,7 +287,7 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     progress = choose_progress(log)  # a live bar on a terminal, plain lines in CI logs
     try:
         for i, (name, exe) in enumerate(exes.items(), 1):
-            args = COMMON_ARGS + PROFILES[profile].get(name, []) + list(extra_args or [])
+            args = COMMON_ARGS + PROFILES[profile].get(name, []) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
             limit = timeout_s
             if budget_s is not None:
                 left = budget_s - (time.monotonic() - began)
@@ -335,10 +413,19 @@ def main(argv: list[str] | None = None) -> int:  # used by the GPU check script:
     p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
     p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run (see run_suite)")
+    p.add_argument("--bind-numa", default="on", choices=["on", "off"],
+                   help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)")
+    p.add_argument("--dry-run", action="store_true", help="print the estimated time per executable; run nothing")
+    p.add_argument("--card", default=None, help="with --dry-run: the card's key in specs.py (default: the local GPU)")
+    p.add_argument("--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, allreduce)")
     p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
     a = p.parse_args(argv)
-    out = run_suite(a.build_dir, a.results, a.profile, [x for x in a.only.split(",") if x] or None, a.extra,
-                    timeout_s=a.timeout_s, budget_s=a.budget_s)
+    only = [x for x in a.only.split(",") if x] or None
+    if a.dry_run:
+        out = dry_run(a.build_dir, a.profile, a.card, only, a.extra, a.gpu_count)
+    else:
+        out = run_suite(a.build_dir, a.results, a.profile, only, a.extra, timeout_s=a.timeout_s, budget_s=a.budget_s,
+                        bind_numa=a.bind_numa)
     print(out.message)
     return out.exit_code
 

@@ -1,0 +1,75 @@
+"""The time model (`triaudit run --dry-run`) and the profiles it holds to their goals: quick within
+a minute and full within five on an H200, no quick case over 20 s. The cases come from the built
+executables' own catalogues (no GPU needed)."""
+from __future__ import annotations
+
+import pytest
+
+from triaudit import cli, runner, timemodel as T
+
+
+@pytest.fixture(scope="module")
+def build_dir(stream_exe):
+    return stream_exe.parents[2]
+
+
+def _estimate(build_dir, profile, card="h200", gpus=1):
+    est, _ = T.estimate_profile(build_dir, profile, card, gpus=gpus)
+    return est
+
+
+def test_every_executable_of_the_profiles_is_estimated(build_dir):
+    est = _estimate(build_dir, "quick")
+    names = {e.executable for e in est}
+    built = set(runner.find_executables(build_dir))
+    assert names == built and {"triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_launch"} <= names
+    assert all(e.cases for e in est)
+
+
+def test_quick_fits_a_minute_on_an_h200(build_dir):
+    est = _estimate(build_dir, "quick")
+    total = sum(e.seconds for e in est)
+    assert 20 < total <= 60, T.format_estimate(est, T.card_by_key("h200"), "quick")
+    longest = max(c.seconds for e in est for c in e.cases)
+    assert longest <= 20
+
+
+def test_full_fits_five_minutes_on_an_h200(build_dir):
+    est = _estimate(build_dir, "full")
+    total = sum(e.seconds for e in est)
+    assert 100 < total <= 300, T.format_estimate(est, T.card_by_key("h200"), "full")
+
+
+def test_the_old_semantics_would_not_have_fit(build_dir):
+    # Google Benchmark's own loop ran ops-per-region x min-time per call: a launch/sync case (1000
+    # operations per region) at min-time 0.02 took ~20 s per call. The model of one call now:
+    s = T.Settings(min_time=0.02, warmup=0.2, sustained=1.0, repetitions=1)
+    assert T._launch("launch/sync/stream_synchronize", T.card_by_key("h200"), s) < 1.0
+
+
+def test_calls_scale_with_repetitions_and_min_time():
+    card = T.card_by_key("h200")
+    name = "stream/triad/fp32/cache:cold/bytes:1073741824"
+    one = T._stream(name, card, T.Settings(0.05, 0.2, 10, 1))
+    five = T._stream(name, card, T.Settings(0.05, 0.2, 10, 5))
+    longer = T._stream(name, card, T.Settings(0.5, 0.2, 10, 5))
+    assert five > 4 * (one - 0.6) and longer > five + 5 * 0.4
+
+
+def test_a_gemm_too_long_for_the_card_is_estimated_as_skipped():
+    # FP64 16384^3 on an RTX 4090 (1.3 TFLOP/s): ~7 s per GEMM; triaudit_gemm skips it (--max-op-seconds 1).
+    s = T.Settings(0.05, 0.2, 10, 5)
+    t = T._gemm("gemm/cublaslt/fp64/layout:nn/m:16384/n:16384/k:16384", T.card_by_key("rtx-4090"), s)
+    assert t < 1.0
+    on_h200 = T._gemm("gemm/cublaslt/fp64/layout:nn/m:16384/n:16384/k:16384", T.card_by_key("h200"), s)
+    assert on_h200 > 1.0
+
+
+def test_dry_run_command(build_dir, capsys):
+    assert cli.main(["run", "--dry-run", "--profile", "quick", "--card", "h200", "--build-dir", str(build_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "triaudit_gemm" in out and "total" in out and "not a measurement" in out
+    assert cli.main(["run", "--dry-run", "--card", "h900", "--build-dir", str(build_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown card 'h900'" in err and "Traceback" not in err
+    assert cli.main(["run", "--dry-run", "--card", "h200", "--gpu-count", "0", "--build-dir", str(build_dir)]) == 2
