@@ -5,7 +5,7 @@ together, so every GPU is measured with its siblings loaded, as in a real job. A
 its UUID in CUDA_VISIBLE_DEVICES (CUDA's own device order is "fastest first", not nvidia-smi's
 PCI order, so an index could name another card); TRIAUDIT_GPU_INDEX carries nvidia-smi's index
 and TRIAUDIT_SIBLINGS_LOADED=true into the result's context. After the per-GPU phase,
-triaudit_allreduce runs once over all the chosen GPUs (a node-level figure, not one GPU's).
+triaudit_allreduce and triaudit_p2p run once over all the chosen GPUs (node-level figures, not one GPU's).
 
 Layout under --results (a Slurm job gives each job its own folder):
     <card>/<UTC stamp>-<host>/        manifest.json (names each GPU), <exe>.gpu<i>.json/.log,
@@ -39,7 +39,7 @@ from .fleet_status import StatusFile
 from .runner import EXIT_FAILED, EXIT_NO_DEVICE, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, Outcome
 
 EXIT_INTERRUPTED = 130
-NODE_LEVEL = {"triaudit_allreduce"}  # measured once over all chosen GPUs, not per GPU
+NODE_LEVEL = {"triaudit_allreduce", "triaudit_p2p"}  # measured once over all chosen GPUs, not per GPU
 
 
 @dataclass
