@@ -202,6 +202,22 @@ LoopResult measure_host(benchmark::State& state, const HostWork& work) {
   return r;
 }
 
+void report_sustained(benchmark::State& state, const LoopResult& r) {
+  // The load is continuous when this case's previous call ended less than a second before this
+  // one began (Google Benchmark's next repetition); otherwise it starts again.
+  struct Load {
+    std::string name;
+    double started = 0.0, last_end = -1e30;
+  };
+  static Load load;
+  const double end = HostTimer::now(), began = end - r.window_seconds;
+  if (load.name != current().name || began - load.last_end > 1.0) load = {current().name, began, end};
+  load.last_end = end;
+  state.counters["window_s"] = r.window_seconds - r.warmup_seconds;
+  state.counters["sustained_elapsed_s"] = end - load.started;
+  append_label(state, "sustained: median over the window");
+}
+
 void report_loop(benchmark::State& state, const LoopResult& r, const char* efficiency_counter, double work_per_op) {
   state.counters["regions"] = r.regions;
   state.counters["ops_per_region"] = r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 0.0;

@@ -76,8 +76,12 @@ struct HostWork {
 LoopResult measure_host(benchmark::State& state, const HostWork& work);
 
 // Sustained: one long window of back-to-back regions after the warm-up; the time reported is the
-// median region time per operation over the window (mamf-finder's sustained figure).
+// median region time per operation over the window (mamf-finder's sustained figure). Google
+// Benchmark's repetitions of the case follow each other within milliseconds, so the load is
+// continuous across them: report_sustained records the window and how long the load had lasted
+// when it ended (sustained_elapsed_s: 5 repetitions of 2 s end at ~10 s).
 LoopResult measure_device_sustained(benchmark::State& state, const DeviceWork& work, double window_s);
+void report_sustained(benchmark::State& state, const LoopResult& r);
 
 // The loops without Google Benchmark's state, for a case that measures more than one loop in
 // its iteration (e.g. both directions of a bidirectional copy). sustained_window_s > 0: time

@@ -111,10 +111,7 @@ void stream_case(benchmark::State& state, const std::string& name, StreamOp op, 
     const double seconds = sustained.window_s > 0 ? r.median_seconds_per_op : r.seconds_per_op;
     const double peak = theoretical_memory_bandwidth(dev.description);
     if (peak > 0 && seconds > 0) state.counters["peak_fraction"] = bytes / seconds / peak;
-    if (sustained.window_s > 0) {
-      state.counters["window_s"] = r.window_seconds - r.warmup_seconds;
-      append_label(state, "sustained: median over the window");
-    }
+    if (sustained.window_s > 0) report_sustained(state, r);
     report_loop(state, r, "bytes_per_joule", bytes);
   });
 }
@@ -129,18 +126,15 @@ void register_stream() {
   auto wanted = [](const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
-  // Sustained triad at the largest size, FP32 and FP64 as selected: what the card holds
-  // beside the burst figure of the ordinary cold case.
+  // Sustained triad at the largest size (FP32): what the card holds beside the burst figure of
+  // the ordinary cold case.
   if (wanted(g_options.ops, "triad") && wanted(g_options.caches, "cold") && g_options.sustained_s > 0)
-    for (const std::string type : {"fp32", "fp64"}) {
+    for (const std::string type : {"fp32"}) {
       if (!wanted(g_options.types, type)) continue;
       const std::uint64_t bytes = sizes.back();
       const std::string name = BenchName("stream", "triad_sustained", type).arg("cache", "cold").arg("bytes", bytes).str();
       const Sustained sus{g_options.sustained_s};
-      if (type == "fp32")
-        register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, StreamOp::Triad, bytes, true, sus); });
-      else
-        register_case(name, [=](benchmark::State& s) { stream_case<double>(s, name, StreamOp::Triad, bytes, true, sus); });
+      register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, StreamOp::Triad, bytes, true, sus); });
     }
   for (StreamOp op : kStreamOps) {
     if (!wanted(g_options.ops, stream_op_name(op))) continue;
