@@ -164,3 +164,24 @@ SUM host_to_device_memcpy_ce 105.00
     t, _ = side_by_side(load_table([res]))
     (row,) = [r for _, r in t.iterrows()]
     assert row["peer figure"] == "55.00 GB/s" and "device 1: the GPU triaudit measured" in row["matched as"]
+
+
+def test_nvbandwidth_device_to_host_bidirectional_meets_the_d2h_counter(tmp_path):
+    # nvbandwidth measures each direction of a bidirectional copy in its own test; triaudit measures
+    # both in one case: the device-to-host one is its counter bytes_per_second_d2h.
+    res = tmp_path / "results"
+    h200 = "NVIDIA H200"
+    synthetic_triaudit_run(res / "nvidia-h200" / "20260101T000000Z-synthetic" / "synthetic_memcpy.json", h200, {
+        "memcpy/bidir/pinned/bytes:268435456": {"bytes_per_second": 50e9, "bytes_per_second_d2h": 40e9,
+                                                "bytes_per_second_total": 90e9},
+    })
+    synthetic_triaudit_run(res / "nvidia-h200" / "20260102T000000Z-import-nvbandwidth" / "synthetic_nvbandwidth.json", h200, {
+        "peer/nvbandwidth/memcpy/bidir/pinned/measured:d2h/bytes:268435456": {"bytes_per_second": 40.4e9},
+        "peer/nvbandwidth/memcpy/bidir/pinned/bytes:268435456": {"bytes_per_second": 50.2e9},
+    }, reps=1, context={"peer_tool": "nvbandwidth", "peer_statistic": "median of 3 trials"})
+    t, _ = side_by_side(load_table([res]))
+    d2h = t[t["peer case"].str.contains("measured:d2h")]
+    assert len(d2h) == 1
+    assert d2h.iloc[0]["triaudit figure"] == "40.00 GB/s" and d2h.iloc[0]["check"] == "within 3 %"
+    h2d = t[~t["peer case"].str.contains("measured:d2h")]
+    assert h2d.iloc[0]["triaudit figure"] == "50.00 GB/s"

@@ -200,8 +200,13 @@ def side_by_side(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             corner = inner.split("/", 1)[0]
             metric = r["metric"]
             peer_bytes = _args(target).get("bytes")
-            t, match_notes = _match(target, float(peer_bytes) if peer_bytes else None,
-                                    tri_card[tri_card["metric"] == metric])
+            tri_target, tri_metric = target, metric
+            if corner == "memcpy" and "/measured:d2h" in target:
+                # triaudit measures both directions of a bidirectional copy in one case: the
+                # device-to-host direction (under host-to-device load) is its counter bytes_per_second_d2h.
+                tri_target, tri_metric = target.replace("/measured:d2h", ""), "bytes_per_second_d2h"
+            t, match_notes = _match(tri_target, float(peer_bytes) if peer_bytes else None,
+                                    tri_card[tri_card["metric"] == tri_metric])
             if t is None:
                 unmatched[(card, tool)] = unmatched.get((card, tool), 0) + 1
                 continue
