@@ -16,6 +16,7 @@
 #include "measure.hpp"
 #include "sizes.hpp"
 #include "stream_latch.hpp"
+#include "version.hpp"
 
 namespace triaudit {
 namespace {
@@ -53,6 +54,17 @@ bool wants_help(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
   return false;
+}
+
+bool wants_version(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--version") == 0) return true;
+  return false;
+}
+
+void print_version(const SuiteSpec& spec) {
+  std::cout << spec.executable << " " << suite_version() << " (commit " << suite_git_commit() << ", JSON schema "
+            << kSchemaVersion << ")\n";
 }
 
 bool lists_only(int argc, char** argv) {
@@ -160,6 +172,10 @@ FlagSet suite_flags(const SuiteSpec& spec) {
 
 std::optional<int> check_command_line(int argc, char** argv, const SuiteSpec& spec,
                                       const std::vector<std::string>& also_allowed) {
+  if (wants_version(argc, argv)) {
+    print_version(spec);
+    return kExitOk;
+  }
   const FlagSet flags = suite_flags(spec);
   if (wants_help(argc, argv)) {
     std::cout << spec.executable << ": " << spec.summary << "\n\ntriaudit flags:\n" << flags.help()
@@ -188,6 +204,10 @@ std::optional<int> check_command_line(int argc, char** argv, const SuiteSpec& sp
 }
 
 int suite_main(int argc, char** argv, const SuiteSpec& spec) {
+  if (wants_version(argc, argv)) {
+    print_version(spec);
+    return kExitOk;
+  }
   const FlagSet flags = suite_flags(spec);
   const long long& ordinal = suite().ordinal;
   const std::string& bind_numa = suite().bind_numa;

@@ -149,6 +149,11 @@ def _stat_args(p) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triaudit", description="GPU benchmark suite: run it, report on its results.")
+    from . import __version__
+    from .gbench import SCHEMA_VERSION
+    p.add_argument("--version", action="version",
+                   version=f"triaudit {__version__} (commit {runner.git_commit(Path(__file__).resolve().parents[2])}, "
+                           f"JSON schema {SCHEMA_VERSION})")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run the built executables into results/<card>/<timestamp>-<host>/")
