@@ -13,7 +13,9 @@ import base64
 import datetime as _dt
 import html
 import io
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -80,6 +82,11 @@ def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, incl
 
 
 def build(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False):
+    df, header = _frame(paths, include_incomplete, all_runs)
+    return df, header, corners.all_sections(df) if not df.empty else []
+
+
+def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False):
     files, skipped = scan_paths(paths)
     all_rows = load_table(files)
     df = all_rows
@@ -114,7 +121,7 @@ def build(paths: list[Path], include_incomplete: bool = False, all_runs: bool = 
     if empty:
         header += empty + [WHAT_IT_HOLDS]
     header.append("")
-    return df, header, corners.all_sections(df) if not df.empty else []
+    return df, header
 
 
 def _runs_under(t: pd.DataFrame, shown: dict) -> str:
@@ -132,19 +139,24 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False,
     if out.exists() and not out.is_dir():
         raise ReportError(f"--out {out}: exists and is not a folder (the report is a folder of files)")
     inputs = {f.resolve() for f in files}
-    df, header, sections = build(paths, include_incomplete, all_runs)
+    df, header = _frame(paths, include_incomplete, all_runs)
+    if (out / "tidy.csv").resolve() in inputs:
+        raise ReportError(f"refusing to write {out / 'tidy.csv'}: it is one of the inputs")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ReportError(f"--out {out}: cannot be made: {e.strerror or e}") from e
+    tidy = _TidyWriter(df, out / "tidy.csv")  # large tables: written while the figures are drawn
+    sections = corners.all_sections(df) if not df.empty else []
     shown = df.attrs.get("shown", {})
-    names = ["report.md", "report.html", "tidy.csv"] + [f"{s.key}.csv" for s in sections] + \
+    names = ["report.md", "report.html"] + [f"{s.key}.csv" for s in sections] + \
             [f"{stem}.png" for s in sections for stem, _, _ in s.figures]
     if not sections:
         names += ["stream.csv"]
     for n in names:
         if (out / n).resolve() in inputs:
+            tidy.wait()
             raise ReportError(f"refusing to write {out / n}: it is one of the inputs")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ReportError(f"--out {out}: cannot be made: {e.strerror or e}") from e
     written: list[Path] = []
 
     md = [header[0], ""] + [x for h in header[2:] if h for x in (h, "")]
@@ -191,10 +203,49 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False,
             + "\n".join(body) + "</body></html>\n")
     (out / "report.html").write_text(page, encoding="utf-8")
     written.insert(1, out / "report.html")
-    # Always with its header, so scripts reading it need no special case for an empty report.
-    if df.empty:
-        pd.DataFrame(columns=[c for c in BASE_COLUMNS if c != "file"] + ["complete"]).to_csv(out / "tidy.csv", index=False)
-    else:
-        df.to_csv(out / "tidy.csv", index=False, columns=[c for c in df.columns if c not in ("file", "run_dir")])
+    tidy.wait()
     written.append(out / "tidy.csv")
     return written
+
+
+def _write_tidy(df: pd.DataFrame, path: Path) -> None:
+    # Always with its header, so scripts reading it need no special case for an empty report.
+    if df.empty:
+        pd.DataFrame(columns=[c for c in BASE_COLUMNS if c != "file"] + ["complete"]).to_csv(path, index=False)
+    else:
+        df.to_csv(path, index=False, columns=[c for c in df.columns if c not in ("file", "run_dir")])
+
+
+class _TidyWriter:
+    """Writes tidy.csv. A large table (a hundred cards: hundreds of MB of CSV, the slowest single
+    step) is written by a forked child while the parent draws the figures on the other core; if the
+    child fails, or there is no fork, the parent writes it itself."""
+    FORK_ROWS = 200_000
+
+    def __init__(self, df: pd.DataFrame, path: Path):
+        self.df, self.path, self.pid = df, path, None
+        if len(df) >= self.FORK_ROWS and hasattr(os, "fork"):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            try:
+                pid = os.fork()
+            except OSError:
+                pid = None
+            if pid == 0:  # the child: write, and leave without running anything of the parent's
+                code = 1
+                try:
+                    _write_tidy(df, path)
+                    code = 0
+                finally:
+                    os._exit(code)
+            self.pid = pid
+        if self.pid is None:
+            _write_tidy(df, path)
+
+    def wait(self) -> None:
+        if self.pid is None:
+            return
+        pid, self.pid = self.pid, None
+        _, status = os.waitpid(pid, 0)
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            _write_tidy(self.df, self.path)

@@ -15,10 +15,12 @@ from __future__ import annotations
 import errno
 import math
 import os
+from array import array
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import pandas as pd
 
 from .gbench import LoadError, ResultFile, load_result
@@ -163,6 +165,29 @@ def _case_rows(rf: ResultFile, conflicts: dict[str, str]) -> list[tuple]:
     return rows
 
 
+def _load_one(path: Path) -> tuple[Path, dict, list[str], list[tuple]]:
+    """One file -> (path, context, notes, its case rows): what the table keeps of it."""
+    rf = load_result(path)
+    return rf.path, rf.context, rf.notes, _case_rows(rf, {})
+
+
+# Parsing is CPU-bound Python: past this many files (a fleet, a hundred cards) the files are read
+# by one process per core (forked; the rows come back compact). Below it, the start-up is not worth it.
+PARALLEL_FILES = 24
+
+
+def _load_all(files: list[Path]):
+    """(path, context, notes, rows) per file, in order, as they are read (never all held at once)."""
+    workers = min(os.cpu_count() or 1, 8)
+    import multiprocessing
+    if len(files) < PARALLEL_FILES or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from map(_load_one, files)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        yield from pool.map(_load_one, files, chunksize=max(1, len(files) // (4 * workers)))
+
+
 def run_is_complete(result_file: Path) -> bool:
     """False when the run's manifest says it was interrupted (or cannot be read); True without a manifest."""
     return read_run(Path(result_file).parent, []).complete
@@ -183,29 +208,32 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     owner: dict[tuple, str] = {}
     conflicts: dict[tuple[str, str], str] = {}
     file_cols: dict[str, list] = {c: [] for c in ("card", "run", "file", "run_dir", "complete", "case")}
-    metric_cols: dict[str, list] = {c: [] for c in ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")}
+    # Numbers go into typed arrays, not lists of Python floats: for a hundred cards that is millions
+    # of objects whose memory the allocator would keep after the table is built.
+    metric_cols: dict[str, list | array] = {c: (array("d") if c in _NUMERIC else array("q") if c == "reps" else [])
+                                            for c in ("metric", "median", "min", "max", "spread_pct", "reps",
+                                                      "status", "message")}
     metric_lists = list(metric_cols.values())
-    take: list[int] = []
-    for path in files:
-        rf = load_result(path)
-        f = str(rf.path)
-        contexts[f] = rf.context
-        notes.extend(rf.notes)
-        run_dir = str(rf.path.parent)
+    take = array("q")
+    for path, context, file_notes, rows in _load_all(files):
+        f = str(path)
+        contexts[f] = context
+        notes.extend(file_notes)
+        run_dir = str(path.parent)
         run = runs.get(run_dir)
         if run is None:
-            run = runs[run_dir] = read_run(rf.path.parent, [rf.context])
+            run = runs[run_dir] = read_run(path.parent, [context])
             if run.manifest_note:
                 notes.append(run.manifest_note)
-        card = card_of(rf.context)
-        key_base = (run_dir, card, gpu_identity(rf.context, run, rf.path.name))
-        for case in {r.case for r in rf.runs}:
+        card = card_of(context)
+        key_base = (run_dir, card, gpu_identity(context, run, path.name))
+        for case in dict.fromkeys(row[0] for row in rows):
             other = owner.setdefault((*key_base, case), f)
             if other != f:
-                msg = f"conflict: {case} is in both {Path(other).name} and {rf.path.name} of one run"
+                msg = f"conflict: {case} is in both {Path(other).name} and {path.name} of one run"
                 conflicts[(f, case)] = conflicts[(other, case)] = msg
         case_index: dict[str, int] = {}
-        for row in _case_rows(rf, {}):
+        for row in rows:
             case = row[0]
             i = case_index.get(case)
             if i is None:
@@ -219,7 +247,6 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
             take.append(i)
             for col, v in zip(metric_lists, row[1:]):
                 col.append(v)
-        del rf
     cases = pd.DataFrame(file_cols)
     if not cases.empty:
         parts = [_parts(c) for c in cases["case"]]
@@ -234,10 +261,14 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
         for k in keys:
             if k not in cases.columns:
                 cases[k] = [a.get(k) for a in argdicts]
-    df = cases.iloc[take].reset_index(drop=True) if take else cases.iloc[0:0]
-    for col, values in metric_cols.items():
+    df = cases.iloc[np.frombuffer(take, dtype=np.int64)].reset_index(drop=True) if take else cases.iloc[0:0]
+    for col in list(metric_cols):
+        values = metric_cols.pop(col)  # each list freed as soon as its column exists
+        if isinstance(values, array):
+            values = np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64).copy()
         df[col] = pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index) if take else \
             pd.Series(dtype="float64" if col in _NUMERIC else "object")
+        del values
     for c in BASE_COLUMNS + ["run_dir", "complete"]:
         if c not in df.columns:
             df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
