@@ -158,8 +158,10 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
     TRIAUDIT_NCCL(ncclGroupEnd());
   };
   auto run_once = [&] {
-    if (graph) exec.launch(*ranks[0].stream);
-    else enqueue(nullptr);
+    if (graph)
+      exec.launch(*ranks[0].stream);
+    else
+      enqueue(nullptr);
   };
   auto record = [&](std::vector<Event>& ev) {
     for (std::size_t k = 0; k < active.size(); ++k) {
@@ -189,8 +191,8 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
     agree.step([&] { wrong = count_wrong(); });
     const double total = agree.sum_max(wrong, wrong).first;
     if (total > 0)
-      throw VerificationError(std::string(when) + ": " + std::to_string(static_cast<unsigned long long>(total)) + " of " +
-                              std::to_string(n * static_cast<std::uint64_t>(world)) + " elements across " +
+      throw VerificationError(std::string(when) + ": " + std::to_string(static_cast<unsigned long long>(total)) +
+                              " of " + std::to_string(n * static_cast<std::uint64_t>(world)) + " elements across " +
                               std::to_string(world) + " ranks differ from the exact sum");
   };
 
@@ -271,7 +273,8 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
     clocks = watch.finish();
     state.SetIterationTime(sum_mean / static_cast<double>(timed_ops));
   }
-  if (in_place) agree.step([&] {  // repeated in-place sums have grown the data: check one fresh operation
+  if (in_place)
+    agree.step([&] {  // repeated in-place sums have grown the data: check one fresh operation
       prepare();
       run_once();
     });
@@ -280,7 +283,8 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
   const double b = static_cast<double>(bytes), per_op = sum_mean / static_cast<double>(timed_ops);
   const double per_op_max = sum_max / static_cast<double>(timed_ops);
   state.counters["algbw"] = benchmark::Counter(b, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["busbw"] = benchmark::Counter(b * allreduce_bus_factor(world), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["busbw"] =
+      benchmark::Counter(b * allreduce_bus_factor(world), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["busbw_max_rank"] = per_op_max > 0 ? busbw(b, per_op_max, world) : 0.0;
   state.counters["ranks"] = world;
   state.counters["gpus"] = world;
@@ -296,8 +300,13 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
   r.clocks = clocks;
   const bool mine_known = e0.millijoules && e1.millijoules;
   const bool all_known = agree.sum_max(0.0, mine_known ? 0.0 : 1.0).second == 0.0;
-  const double delta_mj = agree.sum_max(mine_known ? static_cast<double>(*e1.millijoules - *e0.millijoules) : 0.0, 0.0).first;
-  const EnergyReading start_all = all_known ? EnergyReading{0, ""} : (mine_known ? EnergyReading{std::nullopt, "another rank cannot read its counter"} : e0.millijoules ? e1 : e0);
+  const double delta_mj =
+      agree.sum_max(mine_known ? static_cast<double>(*e1.millijoules - *e0.millijoules) : 0.0, 0.0).first;
+  const EnergyReading start_all =
+      all_known ? EnergyReading{0, ""}
+                : (mine_known       ? EnergyReading{std::nullopt, "another rank cannot read its counter"}
+                   : e0.millijoules ? e1
+                                    : e0);
   const EnergyReading end_all = all_known ? EnergyReading{static_cast<std::uint64_t>(delta_mj), ""} : start_all;
   r.energy = record_case_energy(c.name, window, start_all, end_all, timed_ops + warmup_ops);
   report_loop(state, r);
@@ -329,7 +338,9 @@ std::vector<CaseSpec>& catalogue() {
 void register_allreduce() {
   if (g_opt.min_bytes > g_opt.max_bytes) throw std::invalid_argument("--min-bytes is above --max-bytes");
   if (g_opt.algos.empty()) throw std::invalid_argument("--algos names no algorithm");
-  auto wanted = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  auto wanted = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
   std::vector<CaseSpec>& all = catalogue();
   for (const std::string mode : {"out_of_place", "in_place", "graph"}) {
     if (!wanted(g_opt.modes, mode)) continue;
@@ -337,7 +348,8 @@ void register_allreduce() {
       if (!wanted(g_opt.types, t.name)) continue;
       for (const std::string& algo : g_opt.algos)
         for (std::uint64_t bytes : allreduce_sizes(g_opt.min_bytes, g_opt.max_bytes, t.bytes))
-          all.push_back({BenchName("allreduce", mode, t.name).arg("algo", algo).arg("bytes", bytes).str(), mode, algo, &t, bytes, 0});
+          all.push_back({BenchName("allreduce", mode, t.name).arg("algo", algo).arg("bytes", bytes).str(), mode, algo,
+                         &t, bytes, 0});
     }
   }
   if (g_opt.scaling == "on")
@@ -346,7 +358,11 @@ void register_allreduce() {
       for (const std::string& algo : g_opt.algos)
         for (int g : scaling_gpu_counts(static_cast<int>(g_opt.scaling_max_gpus)))
           for (std::uint64_t bytes : scaling_sizes())
-            all.push_back({BenchName("allreduce", "scaling", t.name).arg("algo", algo).arg("gpus", static_cast<std::uint64_t>(g)).arg("bytes", bytes).str(),
+            all.push_back({BenchName("allreduce", "scaling", t.name)
+                               .arg("algo", algo)
+                               .arg("gpus", static_cast<std::uint64_t>(g))
+                               .arg("bytes", bytes)
+                               .str(),
                            "out_of_place", algo, &t, bytes, g});
     }
   for (const CaseSpec& c : all) register_case(c.name, [c](benchmark::State& s) { allreduce_case(s, c); });
@@ -361,7 +377,8 @@ void add_flags(FlagSet& f) {
              "NCCL algorithms, each its own case (ring sets NCCL_ALGO=Ring; auto: NCCL's choice, or NCCL_ALGO as set)");
   f.add_int("gpus", &g_opt.gpus, 0, 1024, "single process: how many GPUs (0: all visible)");
   f.add_double("timeout-s", &g_opt.timeout_s, 1, 86400, "abort a collective that has not completed after this long");
-  f.add_choice("scaling", &g_opt.scaling, {"off", "on"}, "also measure 1, 2, 4, ... GPUs (1 MiB, 64 MiB, 1 GiB; out of place)");
+  f.add_choice("scaling", &g_opt.scaling, {"off", "on"},
+               "also measure 1, 2, 4, ... GPUs (1 MiB, 64 MiB, 1 GiB; out of place)");
   f.add_int("scaling-max-gpus", &g_opt.scaling_max_gpus, 1, 1024, "the largest GPU count of the scaling sweep");
   f.add_choice("record-choice", &g_opt.record_choice, {"on", "off"},
                "single process: find out which algorithm and protocol NCCL picks per case (a short probe run "
@@ -434,7 +451,9 @@ int run_choice_probe(const std::string& out_path) {
     TRIAUDIT_NCCL(ncclGroupEnd());
     for (auto& r : ranks) TRIAUDIT_CUDA(cudaStreamSynchronize(*r.stream));
     const std::vector<NcclChoice> choices = parse_nccl_tuning(new_log());
-    if (!choices.empty()) out += format_nccl_choice(c.algo, c.type->name, c.bytes, choices.front().algorithm + "/" + choices.front().protocol);
+    if (!choices.empty())
+      out +=
+          format_nccl_choice(c.algo, c.type->name, c.bytes, choices.front().algorithm + "/" + choices.front().protocol);
   }
   std::FILE* f = std::fopen(out_path.c_str(), "w");
   if (f == nullptr) return 1;
@@ -479,7 +498,8 @@ void probe_nccl_choices(const char* self, int argc, char** argv) {
   const std::string why = choices.empty() ? "NCCL's choice not recorded (the probe run, exit " + std::to_string(rc) +
                                                 ", logged no NCCL_DEBUG_SUBSYS=TUNING line)"
                                           : "NCCL's choice not recorded for this size (the probe stops at 1 GiB)";
-  benchmark::AddCustomContext("nccl_choice_probe", choices.empty() ? why : std::to_string(choices.size()) + " choices recorded");
+  benchmark::AddCustomContext("nccl_choice_probe",
+                              choices.empty() ? why : std::to_string(choices.size()) + " choices recorded");
   set_nccl_choices(std::move(choices), why);
   std::remove(log.c_str());
   std::remove(answers.c_str());
@@ -541,8 +561,9 @@ int main(int argc, char** argv) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   char line[1024];
-  std::snprintf(line, sizeof line, "rank %d of %d on %s: local rank %d of %d, %d node(s); NCCL unique id %s; device %s", rank,
-                size, host, local_rank, local_size, nodes, id_ok ? fingerprint(ids.begin()->second).c_str() : "FAILED",
+  std::snprintf(line, sizeof line, "rank %d of %d on %s: local rank %d of %d, %d node(s); NCCL unique id %s; device %s",
+                rank, size, host, local_rank, local_size, nodes,
+                id_ok ? fingerprint(ids.begin()->second).c_str() : "FAILED",
                 device >= 0 ? std::to_string(device).c_str() : map_error.c_str());
   std::vector<char> all(rank == 0 ? static_cast<std::size_t>(size) * sizeof line : 1);
   MPI_Gather(line, sizeof line, MPI_CHAR, all.data(), sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -579,8 +600,9 @@ int main(int argc, char** argv) {
   spec.quiet = rank != 0;
   const WorldInfo info{size, nodes, local_size, true};
   spec.before_run = [&] {
-    set_nccl_choices({}, "NCCL's choice not recorded under MPI (run triaudit_allreduce on one node, or read "
-                         "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING output)");
+    set_nccl_choices({},
+                     "NCCL's choice not recorded under MPI (run triaudit_allreduce on one node, or read "
+                     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING output)");
     AllreduceWorld::create_mpi_rank(ids, rank, info, device);
     for (const auto& [k, v] : AllreduceWorld::get().context()) benchmark::AddCustomContext(k, v);
   };
@@ -620,8 +642,10 @@ int main(int argc, char** argv) {
   if (has_flag(argc, argv, "--dry-run")) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) std::printf("single process: no CUDA device (%s)\n", cudaGetErrorString(e));
-    else std::printf("single process: %d visible GPU(s) -> %d rank(s), one NCCL communicator each\n", count, count);
+    if (e != cudaSuccess)
+      std::printf("single process: no CUDA device (%s)\n", cudaGetErrorString(e));
+    else
+      std::printf("single process: %d visible GPU(s) -> %d rank(s), one NCCL communicator each\n", count, count);
     return 0;
   }
   // The probe needs the command line as given (suite_main removes the flags it consumes).

@@ -118,7 +118,8 @@ std::vector<NcclChoice> parse_nccl_tuning(const std::string& log) {
       out.push_back({0, algo_name(m[1]), proto_name(m[2])});
     } else if (std::regex_search(line, m, numeric)) {
       const unsigned a = static_cast<unsigned>(std::stoul(m[2])), p = static_cast<unsigned>(std::stoul(m[3]));
-      out.push_back({std::stoull(m[1]), a < 7 ? algos[a] : "algo " + m[2].str(), p < 3 ? protos[p] : "proto " + m[3].str()});
+      out.push_back(
+          {std::stoull(m[1]), a < 7 ? algos[a] : "algo " + m[2].str(), p < 3 ? protos[p] : "proto " + m[3].str()});
     }
   }
   return out;

@@ -13,7 +13,9 @@ namespace triaudit {
 // algbw = bytes / time; busbw = algbw x 2(n-1)/n (nccl-tests' allreduce bus bandwidth).
 inline double allreduce_bus_factor(int ranks) { return ranks <= 0 ? 0.0 : 2.0 * (ranks - 1) / ranks; }
 inline double algbw(double bytes, double seconds) { return seconds > 0 ? bytes / seconds : 0.0; }
-inline double busbw(double bytes, double seconds, int ranks) { return algbw(bytes, seconds) * allreduce_bus_factor(ranks); }
+inline double busbw(double bytes, double seconds, int ranks) {
+  return algbw(bytes, seconds) * allreduce_bus_factor(ranks);
+}
 
 // Environment of a process started by a launcher (mpirun, srun, ...).
 using EnvLookup = std::function<const char*(const char*)>;

@@ -45,8 +45,10 @@ class AlgoEnvironment {
     if (!want.empty()) setenv("NCCL_ALGO", want.c_str(), 1);
   }
   ~AlgoEnvironment() {
-    if (had_) setenv("NCCL_ALGO", old_.c_str(), 1);
-    else unsetenv("NCCL_ALGO");
+    if (had_)
+      setenv("NCCL_ALGO", old_.c_str(), 1);
+    else
+      unsetenv("NCCL_ALGO");
   }
 
  private:
@@ -148,7 +150,8 @@ void AllreduceWorld::abort(const std::string& why) {
       }
 }
 
-void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms, double timeout_s) {
+void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms,
+                          double timeout_s) {
   const auto start = std::chrono::steady_clock::now();
   std::size_t finished = 0;
   std::vector<bool> is_done(done.size(), false);
@@ -164,9 +167,10 @@ void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vecto
         throw Error(std::string("CUDA error while waiting for the allreduce: ") + cudaGetErrorString(e));
       }
       ncclResult_t async = ncclSuccess;
-      if (i < comms.size() && comms[i] && ncclCommGetAsyncError(comms[i], &async) == ncclSuccess && async != ncclSuccess) {
-        const std::string msg = std::string("NCCL reported ") + ncclGetErrorString(async) + " on rank " +
-                                std::to_string(local_[i].rank);
+      if (i < comms.size() && comms[i] && ncclCommGetAsyncError(comms[i], &async) == ncclSuccess &&
+          async != ncclSuccess) {
+        const std::string msg =
+            std::string("NCCL reported ") + ncclGetErrorString(async) + " on rank " + std::to_string(local_[i].rank);
         abort(msg);
         throw Error(msg);
       }

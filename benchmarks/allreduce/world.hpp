@@ -40,7 +40,8 @@ class AllreduceWorld {
   static void create_single_process(int gpus);
   // One rank of an MPI job on `device`; `ids` holds one NCCL unique id per algorithm variant
   // (every rank received the same ones).
-  static void create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info, int device);
+  static void create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info,
+                              int device);
   static AllreduceWorld& get();  // throws when not created or broken
   ~AllreduceWorld();
 

@@ -9,9 +9,8 @@
 namespace triaudit::detail {
 inline void check_cublas(cublasStatus_t status, const char* file, int line, const char* expr) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(checked_call_message(file, line, expr,
-                                   std::string(cublasGetStatusName(status)) + " (" +
-                                       cublasGetStatusString(status) + ")"));
+  throw Error(checked_call_message(
+      file, line, expr, std::string(cublasGetStatusName(status)) + " (" + cublasGetStatusString(status) + ")"));
 }
 }  // namespace triaudit::detail
 

@@ -10,9 +10,8 @@
 namespace triaudit::detail {
 inline void check_cuda(cudaError_t status, const char* file, int line, const char* expr) {
   if (status == cudaSuccess) return;
-  throw Error(checked_call_message(
-      file, line, expr,
-      std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")"));
+  throw Error(checked_call_message(file, line, expr,
+                                   std::string(cudaGetErrorName(status)) + " (" + cudaGetErrorString(status) + ")"));
 }
 }  // namespace triaudit::detail
 

@@ -19,8 +19,7 @@ std::string fixed(double v, int digits) {
 
 double theoretical_memory_bandwidth(const DeviceDescription& d) {
   if (d.memory_clock_khz <= 0 || d.memory_bus_width_bits <= 0) return 0.0;
-  return 2.0 * static_cast<double>(d.memory_clock_khz) * 1e3 *
-         static_cast<double>(d.memory_bus_width_bits) / 8.0;
+  return 2.0 * static_cast<double>(d.memory_clock_khz) * 1e3 * static_cast<double>(d.memory_bus_width_bits) / 8.0;
 }
 
 std::string cuda_version_string(int version) {
@@ -55,8 +54,8 @@ ContextEntries device_context_entries(const DeviceDescription& d) {
       {"memory_clock_mhz", fixed(d.memory_clock_khz / 1e3, 0)},
       {"peak_memory_bandwidth_bytes_per_second", fixed(theoretical_memory_bandwidth(d), 0)},
       {"peak_memory_bandwidth_source", "2 x memory clock x bus width / 8, as the device reports them"},
-      {"sm_clock_max_mhz", d.sm_clock_max_mhz_nvml > 0 ? std::to_string(d.sm_clock_max_mhz_nvml)
-                                                       : fixed(d.sm_clock_max_khz / 1e3, 0)},
+      {"sm_clock_max_mhz",
+       d.sm_clock_max_mhz_nvml > 0 ? std::to_string(d.sm_clock_max_mhz_nvml) : fixed(d.sm_clock_max_khz / 1e3, 0)},
       {"sm_clock_observed_mhz", known_or(d.sm_clock_observed_mhz, unknown)},
       {"ecc", d.ecc_enabled < 0 ? "unknown" : (d.ecc_enabled ? "on" : "off")},
       {"pcie_generation_current", known_or(d.pcie_gen_current, unknown)},
@@ -78,7 +77,8 @@ ContextEntries run_context_entries(const char* gpu_index_env, const char* siblin
   ContextEntries e = {
       {"triaudit_schema_version", kSchemaVersion},
       {"host", host[0] ? host : "unknown"},
-      {"siblings_loaded", siblings_loaded_env != nullptr && std::string(siblings_loaded_env) == "true" ? "true" : "false"},
+      {"siblings_loaded",
+       siblings_loaded_env != nullptr && std::string(siblings_loaded_env) == "true" ? "true" : "false"},
   };
   if (gpu_index_env != nullptr && *gpu_index_env != '\0') e.emplace_back("gpu_index", gpu_index_env);
   return e;

@@ -20,7 +20,7 @@ struct DeviceDescription {
   int memory_clock_khz = 0;  // peak, as CUDA reports it
   int sm_clock_max_khz = 0;  // peak, as CUDA reports it
   bool integrated = false;
-  int ecc_enabled = -1;  // 1 on, 0 off, -1 unknown
+  int ecc_enabled = -1;                                   // 1 on, 0 off, -1 unknown
   int cuda_driver_version = 0, cuda_runtime_version = 0;  // e.g. 13000
 
   // From NVML where the driver's library is present; -1 / empty when not readable.

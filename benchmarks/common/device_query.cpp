@@ -20,8 +20,7 @@ int attribute(cudaDeviceAttr attr, int ordinal) {
 std::string format_uuid(const cudaUUID_t& u) {
   const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
   char buf[64];
-  std::snprintf(buf, sizeof buf,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+  std::snprintf(buf, sizeof buf, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
                 b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
   return buf;
 }
@@ -50,8 +49,7 @@ DeviceProbe probe_device(int ordinal) {
     return p;
   }
   if (ordinal >= p.count) {
-    p.reason = "device " + std::to_string(ordinal) + " requested, but only " + std::to_string(p.count) +
-               " visible";
+    p.reason = "device " + std::to_string(ordinal) + " requested, but only " + std::to_string(p.count) + " visible";
     return p;
   }
   if (const cudaError_t e = cudaSetDevice(ordinal); e != cudaSuccess) {

@@ -28,8 +28,7 @@ class SkipCase : public Error {
 // "file:line: `expr` failed: <what the library said>"
 inline std::string checked_call_message(const char* file, int line, const char* expr,
                                         const std::string& library_message) {
-  return std::string(file) + ":" + std::to_string(line) + ": `" + expr +
-         "` failed: " + library_message;
+  return std::string(file) + ":" + std::to_string(line) + ": `" + expr + "` failed: " + library_message;
 }
 
 }  // namespace triaudit

@@ -51,8 +51,7 @@ void FlagSet::add_int(const std::string& name, long long* target, long long min,
   });
 }
 
-void FlagSet::add_double(const std::string& name, double* target, double min, double max,
-                         const std::string& help) {
+void FlagSet::add_double(const std::string& name, double* target, double min, double max, const std::string& help) {
   std::ostringstream def;
   def << *target;
   add(name, help, def.str(), [=](const std::string& v) {
@@ -81,8 +80,8 @@ void FlagSet::add_choice(const std::string& name, std::string* target, std::vect
   });
 }
 
-void FlagSet::add_list(const std::string& name, std::vector<std::string>* target,
-                       std::vector<std::string> choices, const std::string& help) {
+void FlagSet::add_list(const std::string& name, std::vector<std::string>* target, std::vector<std::string> choices,
+                       const std::string& help) {
   add(name, help + " (comma-separated of " + join(choices, ",") + ", or all)", join(*target, ","),
       [=](const std::string& v) {
         if (v == "all") {

@@ -18,15 +18,13 @@ class FlagError : public std::invalid_argument {
 class FlagSet {
  public:
   void add_size(const std::string& name, std::uint64_t* target, const std::string& help);
-  void add_int(const std::string& name, long long* target, long long min, long long max,
-               const std::string& help);
-  void add_double(const std::string& name, double* target, double min, double max,
-                  const std::string& help);
+  void add_int(const std::string& name, long long* target, long long min, long long max, const std::string& help);
+  void add_double(const std::string& name, double* target, double min, double max, const std::string& help);
   void add_choice(const std::string& name, std::string* target, std::vector<std::string> choices,
                   const std::string& help);
   // A comma-separated subset of `choices` ("copy,triad"); "all" selects every choice.
-  void add_list(const std::string& name, std::vector<std::string>* target,
-                std::vector<std::string> choices, const std::string& help);
+  void add_list(const std::string& name, std::vector<std::string>* target, std::vector<std::string> choices,
+                const std::string& help);
 
   void parse(int* argc, char** argv) const;
   std::string help() const;

@@ -103,10 +103,12 @@ std::string bind_to_numa_node(int node) {
   // call, so no libnuma is needed.
   constexpr int kMpolBind = 2;
   unsigned long mask[16] = {};
-  if (node >= static_cast<int>(sizeof mask * 8)) return "CPUs bound to NUMA node " + std::to_string(node) + "; memory not bound (node number too high)";
+  if (node >= static_cast<int>(sizeof mask * 8))
+    return "CPUs bound to NUMA node " + std::to_string(node) + "; memory not bound (node number too high)";
   mask[node / (8 * sizeof(unsigned long))] |= 1UL << (node % (8 * sizeof(unsigned long)));
   if (syscall(SYS_set_mempolicy, kMpolBind, mask, sizeof mask * 8 + 1) != 0)
-    return "CPUs bound to NUMA node " + std::to_string(node) + " (" + list + "); memory not bound (set_mempolicy refused)";
+    return "CPUs bound to NUMA node " + std::to_string(node) + " (" + list +
+           "); memory not bound (set_mempolicy refused)";
   return "bound to the CPUs and memory of NUMA node " + std::to_string(node) + " (" + list + ")";
 }
 

@@ -76,8 +76,8 @@ void check_queue_budget(const DeviceWork& work) {
   if (work.hold && static_cast<long long>(work.ops + work.untimed_ops_in_region) * work.queue_entries_per_op + 2 >
                        StreamLatch::kMaxQueuedEntries)
     throw Error("measure: " + std::to_string(work.ops + work.untimed_ops_in_region) + " operations of " +
-                std::to_string(work.queue_entries_per_op) +
-                " queue entries exceed what may wait behind one hold (" + std::to_string(StreamLatch::kMaxQueuedEntries) + ")");
+                std::to_string(work.queue_entries_per_op) + " queue entries exceed what may wait behind one hold (" +
+                std::to_string(StreamLatch::kMaxQueuedEntries) + ")");
 }
 
 void finalize(LoopResult& r, const std::vector<double>& per_op) {
@@ -164,7 +164,8 @@ LoopResult time_host(const HostWork& work) {
   } while (HostTimer::now() - t0 < cfg.warmup_s);
   r.warmup_seconds = HostTimer::now() - t0;
   const double t1 = HostTimer::now();
-  while (per_op.empty() || (HostTimer::now() - t1 < cfg.min_time_s && static_cast<int>(per_op.size()) < cfg.max_regions)) {
+  while (per_op.empty() ||
+         (HostTimer::now() - t1 < cfg.min_time_s && static_cast<int>(per_op.size()) < cfg.max_regions)) {
     const double t = region();
     r.seconds += t;
     r.ops += work.ops;

@@ -39,30 +39,30 @@ MeasureSettings& measure_settings();
 
 struct LoopResult {
   int regions = 0;
-  long long ops = 0;                  // timed operations
-  double seconds = 0.0;               // summed region time
-  double seconds_per_op = 0.0;        // mean: seconds / ops
+  long long ops = 0;            // timed operations
+  double seconds = 0.0;         // summed region time
+  double seconds_per_op = 0.0;  // mean: seconds / ops
   double median_seconds_per_op = 0.0;
-  double noise = 0.0;                 // relative standard deviation of the regions' time per op
+  double noise = 0.0;           // relative standard deviation of the regions' time per op
   double warmup_seconds = 0.0;  // wall time
   long long warmup_ops = 0;
-  double window_seconds = 0.0;        // wall time from the first warm-up region to the last timed one
+  double window_seconds = 0.0;  // wall time from the first warm-up region to the last timed one
   ClockSummary clocks;
-  EnergyFigures energy;               // this case, accumulated over its calls so far
+  EnergyFigures energy;  // this case, accumulated over its calls so far
   int temperature_start_c = -1, temperature_end_c = -1;
 };
 
 // Device work timed with CUDA events on `stream`.
 struct DeviceWork {
   cudaStream_t stream = nullptr;
-  int ops = 1;                         // operations per region, reported per operation
-  int queue_entries_per_op = 1;        // launches/copies one operation queues (the latch's budget)
-  const L2Flusher* flusher = nullptr;  // cold: the L2 is flushed before every region
-  bool hold = true;                    // queue each region behind the stream latch
-  int untimed_ops_in_region = 0;       // queued behind the hold before the start event (nvbandwidth
-                                       // queues warm-up copies so the copy engine is already running)
-  std::function<void()> before_region; // queued before each region's hold (e.g. join a helper stream)
-  std::function<void()> enqueue_op;    // queues one operation on `stream`
+  int ops = 1;                          // operations per region, reported per operation
+  int queue_entries_per_op = 1;         // launches/copies one operation queues (the latch's budget)
+  const L2Flusher* flusher = nullptr;   // cold: the L2 is flushed before every region
+  bool hold = true;                     // queue each region behind the stream latch
+  int untimed_ops_in_region = 0;        // queued behind the hold before the start event (nvbandwidth
+                                        // queues warm-up copies so the copy engine is already running)
+  std::function<void()> before_region;  // queued before each region's hold (e.g. join a helper stream)
+  std::function<void()> enqueue_op;     // queues one operation on `stream`
 };
 LoopResult measure_device(benchmark::State& state, const DeviceWork& work);
 

@@ -26,9 +26,7 @@ BenchName& BenchName::arg(const std::string& key, const std::string& value) {
   return *this;
 }
 
-BenchName& BenchName::arg(const std::string& key, std::uint64_t value) {
-  return arg(key, std::to_string(value));
-}
+BenchName& BenchName::arg(const std::string& key, std::uint64_t value) { return arg(key, std::to_string(value)); }
 
 std::string BenchName::str() const {
   std::string out;

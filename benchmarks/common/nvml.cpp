@@ -50,12 +50,30 @@ struct NvmlApi {
 // nvmlReturn_t codes by their names in nvml.h (NVML_ERROR_<name>), so messages say what a user can
 // look up: "unknown (NVML: NOT_SUPPORTED)".
 std::string return_name(nvmlReturn_t r) {
-  static const char* const names[] = {"SUCCESS", "UNINITIALIZED", "INVALID_ARGUMENT", "NOT_SUPPORTED", "NO_PERMISSION",
-                                      "ALREADY_INITIALIZED", "NOT_FOUND", "INSUFFICIENT_SIZE", "INSUFFICIENT_POWER",
-                                      "DRIVER_NOT_LOADED", "TIMEOUT", "IRQ_ISSUE", "LIBRARY_NOT_FOUND",
-                                      "FUNCTION_NOT_FOUND", "CORRUPTED_INFOROM", "GPU_IS_LOST", "RESET_REQUIRED",
-                                      "OPERATING_SYSTEM", "LIB_RM_VERSION_MISMATCH", "IN_USE", "MEMORY", "NO_DATA",
-                                      "VGPU_ECC_NOT_SUPPORTED", "INSUFFICIENT_RESOURCES"};
+  static const char* const names[] = {"SUCCESS",
+                                      "UNINITIALIZED",
+                                      "INVALID_ARGUMENT",
+                                      "NOT_SUPPORTED",
+                                      "NO_PERMISSION",
+                                      "ALREADY_INITIALIZED",
+                                      "NOT_FOUND",
+                                      "INSUFFICIENT_SIZE",
+                                      "INSUFFICIENT_POWER",
+                                      "DRIVER_NOT_LOADED",
+                                      "TIMEOUT",
+                                      "IRQ_ISSUE",
+                                      "LIBRARY_NOT_FOUND",
+                                      "FUNCTION_NOT_FOUND",
+                                      "CORRUPTED_INFOROM",
+                                      "GPU_IS_LOST",
+                                      "RESET_REQUIRED",
+                                      "OPERATING_SYSTEM",
+                                      "LIB_RM_VERSION_MISMATCH",
+                                      "IN_USE",
+                                      "MEMORY",
+                                      "NO_DATA",
+                                      "VGPU_ECC_NOT_SUPPORTED",
+                                      "INSUFFICIENT_RESOURCES"};
   if (r >= 0 && r < static_cast<nvmlReturn_t>(sizeof names / sizeof names[0])) return names[r];
   if (r == 999) return "UNKNOWN";
   return "error " + std::to_string(r);
@@ -143,16 +161,13 @@ NvmlDevice::NvmlDevice(const std::string& pci_bus_id, const std::string& uuid) {
   }
 }
 
-std::optional<unsigned> NvmlDevice::sm_clock_mhz() const {
-  return read_clock(api().clock, handle_, kNvmlClockSm);
-}
+std::optional<unsigned> NvmlDevice::sm_clock_mhz() const { return read_clock(api().clock, handle_, kNvmlClockSm); }
 std::optional<unsigned> NvmlDevice::sm_clock_max_mhz() const {
   return read_clock(api().max_clock, handle_, kNvmlClockSm);
 }
 std::optional<std::uint64_t> NvmlDevice::clock_event_reasons() const {
   unsigned long long v = 0;
-  if (api().reasons == nullptr || handle_ == nullptr || api().reasons(handle_, &v) != kNvmlSuccess)
-    return std::nullopt;
+  if (api().reasons == nullptr || handle_ == nullptr || api().reasons(handle_, &v) != kNvmlSuccess) return std::nullopt;
   return static_cast<std::uint64_t>(v);
 }
 std::optional<unsigned> NvmlDevice::pcie_gen_current() const { return read_unsigned(api().gen_cur, handle_); }
@@ -185,8 +200,12 @@ EnergyReading NvmlDevice::total_energy() const {
 }
 
 std::optional<unsigned> NvmlDevice::power_usage_mw() const { return read_unsigned(api().power, handle_); }
-std::optional<unsigned> NvmlDevice::power_limit_enforced_mw() const { return read_unsigned(api().limit_enforced, handle_); }
-std::optional<unsigned> NvmlDevice::power_limit_default_mw() const { return read_unsigned(api().limit_default, handle_); }
+std::optional<unsigned> NvmlDevice::power_limit_enforced_mw() const {
+  return read_unsigned(api().limit_enforced, handle_);
+}
+std::optional<unsigned> NvmlDevice::power_limit_default_mw() const {
+  return read_unsigned(api().limit_default, handle_);
+}
 std::optional<unsigned> NvmlDevice::temperature_c() const {
   return read_clock(api().temperature, handle_, 0);  // NVML_TEMPERATURE_GPU
 }
@@ -208,8 +227,7 @@ std::string NvmlDevice::why_unreadable(const char* what) const {
 
 std::optional<std::string> NvmlDevice::driver_version() {
   char buf[96] = {};
-  if (!api().loaded || api().driver == nullptr || api().driver(buf, sizeof buf) != kNvmlSuccess)
-    return std::nullopt;
+  if (!api().loaded || api().driver == nullptr || api().driver(buf, sizeof buf) != kNvmlSuccess) return std::nullopt;
   return std::string(buf);
 }
 
@@ -217,9 +235,12 @@ namespace {
 // NVML's answer as (ok, why): the device or library missing, a function absent, or its error name.
 bool nvml_call_ok(bool have_handle, const std::string& status, bool have_fn, nvmlReturn_t r, std::string* why) {
   std::string w;
-  if (!have_handle) w = status;
-  else if (!have_fn) w = "FUNCTION_NOT_FOUND";
-  else if (r != kNvmlSuccess) w = return_name(r);
+  if (!have_handle)
+    w = status;
+  else if (!have_fn)
+    w = "FUNCTION_NOT_FOUND";
+  else if (r != kNvmlSuccess)
+    w = return_name(r);
   if (why != nullptr) *why = w;
   return w.empty();
 }

@@ -25,7 +25,7 @@ struct SuiteState {
   long long ordinal = 0;
   std::string bind_numa = "off";
   DeviceProbe probe;
-  std::string setup_error;  // before_run failed: every case fails with this
+  std::string setup_error;   // before_run failed: every case fails with this
   std::string context_lost;  // a case hit a sticky CUDA error: every later case fails with this
   std::unique_ptr<DeviceContext> context;
   std::atomic<int> failed{0};
@@ -94,7 +94,8 @@ const DeviceContext& device() {
 
 CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body) {
   (void)state;
-  if (!suite().probe.available) return {CaseOutcome::kSkipped, "skipped: no CUDA device (" + suite().probe.reason + ")"};
+  if (!suite().probe.available)
+    return {CaseOutcome::kSkipped, "skipped: no CUDA device (" + suite().probe.reason + ")"};
   if (!suite().setup_error.empty()) return {CaseOutcome::kFailed, "error: " + suite().setup_error};
   if (!suite().context_lost.empty()) return {CaseOutcome::kFailed, "error: not run: " + suite().context_lost};
   std::string failure;
@@ -130,8 +131,8 @@ void require_free_memory(std::size_t bytes) {
   TRIAUDIT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   const std::size_t margin = 256u << 20;  // the runtime, cuBLAS workspaces, fragmentation
   if (bytes + margin > free_bytes)
-    throw SkipCase("needs " + format_bytes(bytes) + " of device memory, " + format_bytes(free_bytes) +
-                   " free of " + format_bytes(total_bytes));
+    throw SkipCase("needs " + format_bytes(bytes) + " of device memory, " + format_bytes(free_bytes) + " free of " +
+                   format_bytes(total_bytes));
 }
 
 benchmark::internal::Benchmark* register_case(const std::string& name, std::function<void(benchmark::State&)> body) {
@@ -178,8 +179,8 @@ std::optional<int> check_command_line(int argc, char** argv, const SuiteSpec& sp
   }
   const FlagSet flags = suite_flags(spec);
   if (wants_help(argc, argv)) {
-    std::cout << spec.executable << ": " << spec.summary << "\n\ntriaudit flags:\n" << flags.help()
-              << "\nExit codes: 0 ok, 1 a case failed, 2 bad command line, 77 no CUDA device.\n"
+    std::cout << spec.executable << ": " << spec.summary << "\n\ntriaudit flags:\n"
+              << flags.help() << "\nExit codes: 0 ok, 1 a case failed, 2 bad command line, 77 no CUDA device.\n"
               << "Google Benchmark's --benchmark_* flags work as usual.\n";
     return kExitOk;
   }
@@ -214,8 +215,7 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
 
   if (wants_help(argc, argv)) {
     std::cout << spec.executable << ": " << spec.summary << "\n\ntriaudit flags:\n"
-              << flags.help()
-              << "\nExit codes: 0 ok, 1 a case failed, 2 bad command line, 77 no CUDA device.\n"
+              << flags.help() << "\nExit codes: 0 ok, 1 a case failed, 2 bad command line, 77 no CUDA device.\n"
               << "\nGoogle Benchmark flags follow.\n\n";
   }
   try {
@@ -246,11 +246,13 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   SuiteState& s = suite();
   for (const auto& [k, v] : build_context_entries(std::getenv("CUDA_VISIBLE_DEVICES")))
     benchmark::AddCustomContext(k, v);
-  for (const auto& [k, v] : run_context_entries(std::getenv("TRIAUDIT_GPU_INDEX"), std::getenv("TRIAUDIT_SIBLINGS_LOADED")))
+  for (const auto& [k, v] :
+       run_context_entries(std::getenv("TRIAUDIT_GPU_INDEX"), std::getenv("TRIAUDIT_SIBLINGS_LOADED")))
     benchmark::AddCustomContext(k, v);
-  benchmark::AddCustomContext("stream_latch", StreamLatch::disabled() ? std::string("off (") + StreamLatch::disabled_reason() +
-                                                                            ": launch gaps are timed)"
-                                                                      : std::string("on"));
+  benchmark::AddCustomContext("stream_latch",
+                              StreamLatch::disabled()
+                                  ? std::string("off (") + StreamLatch::disabled_reason() + ": launch gaps are timed)"
+                                  : std::string("on"));
   s.probe = probe_device(static_cast<int>(ordinal));
   if (s.probe.available) {
     try {
@@ -266,8 +268,7 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
     }
   }
   if (s.probe.available) {
-    for (const auto& [k, v] : device_context_entries(s.context->description))
-      benchmark::AddCustomContext(k, v);
+    for (const auto& [k, v] : device_context_entries(s.context->description)) benchmark::AddCustomContext(k, v);
     for (const auto& [k, v] : power_context_entries(*s.context->nvml)) benchmark::AddCustomContext(k, v);
     const std::string& bus = s.context->description.pci_bus_id;
     benchmark::AddCustomContext("numa_binding", bind_numa == "on" ? bind_to_numa_node(gpu_numa_node(bus)) : "off");
@@ -291,12 +292,13 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
     bool ReportContext(const Context&) override { return true; }
     void ReportRuns(const std::vector<Run>&) override {}
   } null_reporter;
-  const std::size_t ran = spec.quiet ? benchmark::RunSpecifiedBenchmarks(&null_reporter)
-                                     : benchmark::RunSpecifiedBenchmarks();
+  const std::size_t ran =
+      spec.quiet ? benchmark::RunSpecifiedBenchmarks(&null_reporter) : benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
 
   if (ran == 0) {
-    std::cerr << spec.executable << ": bad command line: no case matches --benchmark_filter (see --benchmark_list_tests)\n";
+    std::cerr << spec.executable
+              << ": bad command line: no case matches --benchmark_filter (see --benchmark_list_tests)\n";
     return kExitBadCommandLine;
   }
   if (!s.probe.available) return kExitNoDevice;

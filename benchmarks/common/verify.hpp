@@ -25,8 +25,8 @@ struct VerifyResult {
     os.precision(9);
     if (checked == 0) return "no element checked";
     if (!detail.empty()) return detail;
-    os << wrong << " of " << checked << " checked elements wrong; first at index " << first_wrong
-       << ": got " << got << ", expected " << expected;
+    os << wrong << " of " << checked << " checked elements wrong; first at index " << first_wrong << ": got " << got
+       << ", expected " << expected;
     return os.str();
   }
 };
@@ -39,7 +39,8 @@ VerifyResult verify_elements(const T* got, std::uint64_t n, Expected expected, T
   if (stride == 0) stride = 1;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const std::uint64_t steps = n == 0 ? 0 : (n - 1) / stride + 1;
-  const unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(hw, std::max<std::uint64_t>(1, steps / 65536)));
+  const unsigned workers =
+      static_cast<unsigned>(std::min<std::uint64_t>(hw, std::max<std::uint64_t>(1, steps / 65536)));
   std::vector<VerifyResult> parts(workers);
   auto check_range = [&](unsigned w) {
     VerifyResult& r = parts[w];

@@ -15,15 +15,23 @@ namespace triaudit {
 LtTypes lt_types(GemmPrecision p) {
   using E = kernels::ElemType;
   switch (p) {
-    case GemmPrecision::FP64: return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, E::F64, E::F64};
-    case GemmPrecision::FP32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::F32, E::F32};
-    case GemmPrecision::TF32: return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, E::F32, E::F32};
-    case GemmPrecision::FP16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::F16, E::F16};
-    case GemmPrecision::FP16Acc16: return {CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F, E::F16, E::F16};
-    case GemmPrecision::BF16: return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::BF16, E::BF16};
+    case GemmPrecision::FP64:
+      return {CUDA_R_64F, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F, E::F64, E::F64};
+    case GemmPrecision::FP32:
+      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::F32, E::F32};
+    case GemmPrecision::TF32:
+      return {CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, E::F32, E::F32};
+    case GemmPrecision::FP16:
+      return {CUDA_R_16F, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::F16, E::F16};
+    case GemmPrecision::FP16Acc16:
+      return {CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_16F, E::F16, E::F16};
+    case GemmPrecision::BF16:
+      return {CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::BF16, E::BF16};
     case GemmPrecision::FP8:
-    case GemmPrecision::FP8FastAccum: return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::E4M3, E::BF16};
-    case GemmPrecision::INT8: return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, E::I8, E::I32};
+    case GemmPrecision::FP8FastAccum:
+      return {CUDA_R_8F_E4M3, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F, E::E4M3, E::BF16};
+    case GemmPrecision::INT8:
+      return {CUDA_R_8I, CUDA_R_32I, CUDA_R_32I, CUBLAS_COMPUTE_32I, E::I8, E::I32};
   }
   throw Error("unknown precision");
 }
@@ -44,16 +52,38 @@ LtGemm::LtGemm(const LtHandle& lt, GemmPrecision p, const GemmShape& s, std::siz
     const std::int8_t fast = 1;
     TRIAUDIT_CUBLAS(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
   }
-  if (s.transa) TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.k, s.m, static_cast<std::int64_t>(s.k)));
-  else TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.m, s.k, static_cast<std::int64_t>(s.m)));
+  if (s.transa)
+    TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.k, s.m, static_cast<std::int64_t>(s.k)));
+  else
+    TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&a_, t.ab, s.m, s.k, static_cast<std::int64_t>(s.m)));
   TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&b_, t.ab, s.k, s.n, static_cast<std::int64_t>(s.k)));
   TRIAUDIT_CUBLAS(cublasLtMatrixLayoutCreate(&d_, t.cd, s.m, s.n, static_cast<std::int64_t>(s.m)));
   // alpha = 1, beta = 0 in the scale type.
   switch (t.scale) {
-    case CUDA_R_64F: { const double one = 1, zero = 0; std::memcpy(alpha_, &one, 8); std::memcpy(beta_, &zero, 8); break; }
-    case CUDA_R_16F: { const __half one = __float2half(1.f), zero = __float2half(0.f); std::memcpy(alpha_, &one, 2); std::memcpy(beta_, &zero, 2); break; }
-    case CUDA_R_32I: { const std::int32_t one = 1, zero = 0; std::memcpy(alpha_, &one, 4); std::memcpy(beta_, &zero, 4); break; }
-    default: { const float one = 1, zero = 0; std::memcpy(alpha_, &one, 4); std::memcpy(beta_, &zero, 4); break; }
+    case CUDA_R_64F: {
+      const double one = 1, zero = 0;
+      std::memcpy(alpha_, &one, 8);
+      std::memcpy(beta_, &zero, 8);
+      break;
+    }
+    case CUDA_R_16F: {
+      const __half one = __float2half(1.f), zero = __float2half(0.f);
+      std::memcpy(alpha_, &one, 2);
+      std::memcpy(beta_, &zero, 2);
+      break;
+    }
+    case CUDA_R_32I: {
+      const std::int32_t one = 1, zero = 0;
+      std::memcpy(alpha_, &one, 4);
+      std::memcpy(beta_, &zero, 4);
+      break;
+    }
+    default: {
+      const float one = 1, zero = 0;
+      std::memcpy(alpha_, &one, 4);
+      std::memcpy(beta_, &zero, 4);
+      break;
+    }
   }
 }
 
@@ -78,8 +108,8 @@ void LtGemm::autotune(const GemmBuffers& buf, void* ws, cudaStream_t s, int ops,
   std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(candidates));
   int returned = 0;
   const cublasStatus_t hs = [&] {
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_,
-                                                             sizeof workspace_);
+    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                             &workspace_, sizeof workspace_);
     if (st != CUBLAS_STATUS_SUCCESS) return st;
     return cublasLtMatmulAlgoGetHeuristic(lt_.get(), op_, a_, b_, d_, d_, pref, candidates, results.data(), &returned);
   }();
@@ -149,7 +179,8 @@ std::string LtGemm::chosen_description() const {
   auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t which) {
     std::uint32_t v = 0;
     std::size_t written = 0;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, which, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS) return std::string("?");
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, which, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS)
+      return std::string("?");
     return std::to_string(v);
   };
   return "algo " + std::to_string(algo_id()) + " tile " + attr(CUBLASLT_ALGO_CONFIG_TILE_ID) + " stages " +

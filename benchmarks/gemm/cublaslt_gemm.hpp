@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gemm_catalogue.hpp"
 #include "gemm/operands.cuh"
+#include "gemm_catalogue.hpp"
 #include "gemm_check.hpp"
 
 namespace triaudit {

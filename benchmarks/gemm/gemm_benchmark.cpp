@@ -52,8 +52,8 @@ int gemms_per_region(const GemmShape& s) {
   return f >= 1e10 ? 1 : static_cast<int>(std::clamp(1e10 / f, 1.0, 50.0));
 }
 
-std::unique_ptr<GemmBuffers> make_buffers(kernels::ElemType ab, kernels::ElemType cd, const GemmShape& s, Stream& stream,
-                                          std::size_t extra_bytes) {
+std::unique_ptr<GemmBuffers> make_buffers(kernels::ElemType ab, kernels::ElemType cd, const GemmShape& s,
+                                          Stream& stream, std::size_t extra_bytes) {
   const std::uint64_t per_set = operand_set_bytes(s, kernels::elem_bytes(ab), kernels::elem_bytes(cd));
   int sets = rotation_sets(per_set, device().description.l2_bytes);
   require_free_memory(per_set + extra_bytes);
@@ -65,7 +65,8 @@ std::unique_ptr<GemmBuffers> make_buffers(kernels::ElemType ab, kernels::ElemTyp
 
 void set_counters(benchmark::State& state, GemmPrecision p, const GemmShape& s) {
   const PrecisionInfo& info = precision_info(p);
-  state.counters[info.counter] = benchmark::Counter(gemm_flops(s.m, s.n, s.k), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters[info.counter] =
+      benchmark::Counter(gemm_flops(s.m, s.n, s.k), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["arithmetic_intensity"] = gemm_intensity(s.m, s.n, s.k, info.a_bytes, info.c_bytes);
   state.counters["m"] = static_cast<double>(s.m);  // LLM cases are named by layer and tokens: the shape is here
   state.counters["n"] = static_cast<double>(s.n);
@@ -116,9 +117,11 @@ void require_short_enough(double estimate_s, const std::string& what) {
   const double limit = op_time_limit();
   if (estimate_s > limit) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "%s would take about %.2f s per GEMM on this card (from a 2048^3 probe), above the "
-                                   "%.2f s limit per launch (--max-op-seconds%s)",
-                  what.c_str(), estimate_s, limit, limit < g_opt.max_op_seconds ? "; a display watchdog is active" : "");
+    std::snprintf(buf, sizeof buf,
+                  "%s would take about %.2f s per GEMM on this card (from a 2048^3 probe), above the "
+                  "%.2f s limit per launch (--max-op-seconds%s)",
+                  what.c_str(), estimate_s, limit,
+                  limit < g_opt.max_op_seconds ? "; a display watchdog is active" : "");
     throw SkipCase(buf);
   }
 }
@@ -168,7 +171,8 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
     LtGemm& gemm = *cache.gemm;
 
     // Verify before timing (and again after, below): a wrong fast number is never reported.
-    TRIAUDIT_CUDA(cudaMemsetAsync(buf->d(0), 0xFF, s.m * s.n * static_cast<std::uint64_t>(kernels::elem_bytes(t.cd_elem)), stream));
+    TRIAUDIT_CUDA(cudaMemsetAsync(buf->d(0), 0xFF,
+                                  s.m * s.n * static_cast<std::uint64_t>(kernels::elem_bytes(t.cd_elem)), stream));
     gemm.run(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
     const double tol = precision_info(p).tolerance;
     if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError(c.describe());
@@ -177,7 +181,8 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
         stream, s, [&](int i) { gemm.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); }, buf->sets(),
         std::make_shared<int>(0));
     const LoopResult r = measure_device(state, work);
-    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError("after timing: " + c.describe());
+    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok())
+      throw VerificationError("after timing: " + c.describe());
 
     set_counters(state, p, s);
     state.counters["algo_id"] = gemm.algo_id();
@@ -200,15 +205,15 @@ CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffe
   const LtTypes t = lt_types(p);
   if (!precision_info(p).tn_only && p != GemmPrecision::BF16) shape.transa = false;
   CeilingShape c{shape, nullptr, nullptr};
-  require_short_enough(estimate_gemm_seconds(p, shape), "m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) +
-                                                            " k:" + std::to_string(shape.k));
+  require_short_enough(estimate_gemm_seconds(p, shape), "m:" + std::to_string(shape.m) + " n:" +
+                                                            std::to_string(shape.n) + " k:" + std::to_string(shape.k));
   c.buf = make_buffers(t.ab_elem, t.cd_elem, shape, stream, ws.bytes());
   c.gemm = std::make_unique<LtGemm>(lt_handle(), p, shape, ws.bytes());
   c.gemm->autotune(*c.buf, ws.data(), stream, gemms_per_region(shape));
   c.gemm->run(c.buf->a(0), c.buf->b(0), c.buf->d(0), ws.data(), stream);
   if (const GemmCheck chk = check_gemm(*c.buf, 0, precision_info(p).tolerance, stream); !chk.ok())
-    throw VerificationError("m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) + " k:" + std::to_string(shape.k) +
-                            ": " + chk.describe());
+    throw VerificationError("m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) +
+                            " k:" + std::to_string(shape.k) + ": " + chk.describe());
   return c;
 }
 
@@ -238,7 +243,8 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
           continue;  // this shape does not fit or is too long here: the others still count
         }
         DeviceWork work = gemm_work(
-            stream, c->shape, [&](int i) { c->gemm->run(c->buf->a(i), c->buf->b(i), c->buf->d(i), kept_ws->data(), stream); },
+            stream, c->shape,
+            [&](int i) { c->gemm->run(c->buf->a(i), c->buf->b(i), c->buf->d(i), kept_ws->data(), stream); },
             c->buf->sets(), std::make_shared<int>(0));
         const LoopResult r = time_device(work, 0.0, first ? -1.0 : 0.0);
         first = false;
@@ -262,9 +268,9 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
     state.counters["best_m"] = static_cast<double>(c.shape.m);
     state.counters["best_n"] = static_cast<double>(c.shape.n);
     state.counters["best_k"] = static_cast<double>(c.shape.k);
-    append_label(state, "burst: the best of " + std::to_string(ceiling_shapes().size()) + " shapes, m:" +
-                            std::to_string(c.shape.m) + " n:" + std::to_string(c.shape.n) + " k:" + std::to_string(c.shape.k) +
-                            ", " + c.gemm->chosen_description());
+    append_label(state, "burst: the best of " + std::to_string(ceiling_shapes().size()) +
+                            " shapes, m:" + std::to_string(c.shape.m) + " n:" + std::to_string(c.shape.n) +
+                            " k:" + std::to_string(c.shape.k) + ", " + c.gemm->chosen_description());
     report_loop(state, best_loop, "flops_per_joule", gemm_flops(c.shape.m, c.shape.n, c.shape.k));
   });
 }
@@ -294,14 +300,16 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
   run_guarded(state, [&] {
     int count = 0;
     const kernels::LadderLevel& info = kernels::ladder_levels(&count)[level];
-    if (const std::string why = kernels::ladder_unsupported(level, s.m, s.n, s.k, device_cc()); !why.empty()) throw SkipCase(why);
+    if (const std::string why = kernels::ladder_unsupported(level, s.m, s.n, s.k, device_cc()); !why.empty())
+      throw SkipCase(why);
     const GemmPrecision p = info.bf16 ? GemmPrecision::BF16 : GemmPrecision::FP32;
     const LtTypes t = lt_types(p);
     const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
     Stream stream;
     // The ladder's slowest levels (0-1 on CUDA cores) are estimated from cuBLASLt's rate at a
     // hundredth of it: an estimate that errs long, so the watchdog never sees a ladder kernel.
-    require_short_enough(estimate_gemm_seconds(p, s) * (level <= 1 ? 100.0 : 10.0), "level " + std::to_string(level) + " at this shape");
+    require_short_enough(estimate_gemm_seconds(p, s) * (level <= 1 ? 100.0 : 10.0),
+                         "level " + std::to_string(level) + " at this shape");
     auto buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
     const double tol = precision_info(p).tolerance;
 
@@ -331,7 +339,8 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     // once more on set 0.
     kernels::ladder_gemm(level, buf->a(0), buf->b(0), buf->d(0), s.m, s.n, s.k, stream);
     TRIAUDIT_CUDA_LAUNCH();
-    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError("after timing: " + c.describe());
+    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok())
+      throw VerificationError("after timing: " + c.describe());
     set_counters(state, p, s);
     state.counters["ratio_to_cublas"] = r_ref.seconds_per_op / r.seconds_per_op;
     state.counters["cublas_seconds_per_op"] = r_ref.seconds_per_op;
@@ -340,8 +349,8 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     // launcher set its shared-memory attributes): level 3 and 4 are written for 2.
     const kernels::LadderLaunch launch = kernels::ladder_launch(level, static_cast<int>(s.m), static_cast<int>(s.n));
     int resident = 0;
-    TRIAUDIT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, launch.kernel, static_cast<int>(launch.threads),
-                                                               static_cast<std::size_t>(launch.smem_bytes)));
+    TRIAUDIT_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &resident, launch.kernel, static_cast<int>(launch.threads), static_cast<std::size_t>(launch.smem_bytes)));
     state.counters["occupancy_blocks_per_sm"] = resident;
     state.counters["blocks_per_sm_intended"] = launch.min_blocks_per_sm;
     append_label(state, std::string("level ") + std::to_string(level) + ": " + info.idea);
@@ -397,12 +406,14 @@ void register_gemm() {
 // The cuBLASLt library actually loaded (the context's cublas_version is the headers').
 void record_library_version() {
   const std::size_t v = cublasLtGetVersion();
-  benchmark::AddCustomContext("cublaslt_runtime_version", std::to_string(v / 10000) + "." +
-                                                              std::to_string(v / 100 % 100) + "." + std::to_string(v % 100));
+  benchmark::AddCustomContext(
+      "cublaslt_runtime_version",
+      std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100));
 }
 
 void add_flags(FlagSet& f) {
-  f.add_int("max-square", &g_opt.max_square, 256, 65536, "largest square dimension M = N = K (a power of two from 256 to 65536)");
+  f.add_int("max-square", &g_opt.max_square, 256, 65536,
+            "largest square dimension M = N = K (a power of two from 256 to 65536)");
   f.add_list("families", &g_opt.families, {"square", "llm", "misaligned", "ceiling", "ladder"}, "shape families");
   f.add_double("sustained-s", &g_opt.sustained_s, 0.0, 3600.0,
                "window of the sustained ceiling cases (0: no sustained case)");
@@ -417,6 +428,9 @@ int main(int argc, char** argv) {
   using namespace triaudit;
   const SuiteSpec spec{"triaudit_gemm",
                        "GEMM throughput per precision (cuBLASLt, autotuned) and a hand-written Tensor Core ladder",
-                       add_flags, register_gemm, record_library_version, false};
+                       add_flags,
+                       register_gemm,
+                       record_library_version,
+                       false};
   return suite_main(argc, argv, spec);
 }

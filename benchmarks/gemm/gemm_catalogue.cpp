@@ -73,8 +73,10 @@ std::vector<GemmShape> llm_shapes() {
     std::uint64_t in, out;
   };
   const std::vector<std::pair<const char*, std::vector<Layer>>> models = {
-      {"llama2-7b", {{"qkv", 4096, 12288}, {"attn_out", 4096, 4096}, {"mlp_up", 4096, 11008}, {"mlp_down", 11008, 4096}}},
-      {"llama2-70b", {{"qkv", 8192, 10240}, {"attn_out", 8192, 8192}, {"mlp_up", 8192, 28672}, {"mlp_down", 28672, 8192}}},
+      {"llama2-7b",
+       {{"qkv", 4096, 12288}, {"attn_out", 4096, 4096}, {"mlp_up", 4096, 11008}, {"mlp_down", 11008, 4096}}},
+      {"llama2-70b",
+       {{"qkv", 8192, 10240}, {"attn_out", 8192, 8192}, {"mlp_up", 8192, 28672}, {"mlp_down", 28672, 8192}}},
   };
   std::vector<GemmShape> out;
   for (const auto& [model, layers] : models)
@@ -115,7 +117,8 @@ int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes) {
 }
 
 std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s) {
-  if (s.tokens > 0) return BenchName("gemm", impl, precision_info(p).name).arg("llm", s.family).arg("tokens", s.tokens).str();
+  if (s.tokens > 0)
+    return BenchName("gemm", impl, precision_info(p).name).arg("llm", s.family).arg("tokens", s.tokens).str();
   return BenchName("gemm", impl, precision_info(p).name)
       .arg("layout", s.transa ? "tn" : "nn")
       .arg("m", s.m)

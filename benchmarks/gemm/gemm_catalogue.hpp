@@ -12,12 +12,12 @@ enum class GemmPrecision { FP64, FP32, TF32, FP16, FP16Acc16, BF16, FP8, FP8Fast
 
 struct PrecisionInfo {
   GemmPrecision precision;
-  const char* name;          // name part: fp64, fp32, tf32, fp16, fp16acc16, bf16, fp8e4m3, fp8e4m3fast, int8
-  int a_bytes, c_bytes;      // bytes per element of A/B and of C/D
-  int min_cc;                // compute capability x10 required (e.g. 89)
-  bool tn_only;              // cuBLASLt requires A transposed (FP8, INT8)
-  double tolerance;          // max |D - ref| / sum_k |a_ik b_kj|; 0 = exact
-  const char* counter;       // "flops" or "ops" (INT8)
+  const char* name;      // name part: fp64, fp32, tf32, fp16, fp16acc16, bf16, fp8e4m3, fp8e4m3fast, int8
+  int a_bytes, c_bytes;  // bytes per element of A/B and of C/D
+  int min_cc;            // compute capability x10 required (e.g. 89)
+  bool tn_only;          // cuBLASLt requires A transposed (FP8, INT8)
+  double tolerance;      // max |D - ref| / sum_k |a_ik b_kj|; 0 = exact
+  const char* counter;   // "flops" or "ops" (INT8)
 };
 
 const std::vector<PrecisionInfo>& gemm_precisions();
@@ -31,8 +31,8 @@ bool fp64_has_tensor_cores(int cc);
 
 struct GemmShape {
   std::uint64_t m, n, k;
-  std::string family;  // square, misaligned, ceiling, or an LLM layer: llama2-7b-qkv, llama2-70b-mlp_down, ...
-  bool transa;         // the layout: false = NN, true = TN (column-major, as cuBLAS)
+  std::string family;        // square, misaligned, ceiling, or an LLM layer: llama2-7b-qkv, llama2-70b-mlp_down, ...
+  bool transa;               // the layout: false = NN, true = TN (column-major, as cuBLAS)
   std::uint64_t tokens = 0;  // LLM layers: the tokens in flight (= n); 0 for the other families
 };
 

@@ -9,7 +9,8 @@
 
 namespace triaudit {
 
-GemmBuffers::GemmBuffers(kernels::ElemType ab_t, kernels::ElemType cd_t, const GemmShape& s, int sets, cudaStream_t stream)
+GemmBuffers::GemmBuffers(kernels::ElemType ab_t, kernels::ElemType cd_t, const GemmShape& s, int sets,
+                         cudaStream_t stream)
     : ab(ab_t),
       cd(cd_t),
       shape(s),
@@ -32,7 +33,8 @@ GemmBuffers::GemmBuffers(kernels::ElemType ab_t, kernels::ElemType cd_t, const G
 
 std::string GemmCheck::describe() const {
   std::ostringstream os;
-  os << wrong << " of " << samples << " sampled elements outside tolerance (worst normwise error " << worst_error << ")";
+  os << wrong << " of " << samples << " sampled elements outside tolerance (worst normwise error " << worst_error
+     << ")";
   if (!first_wrong.empty()) os << "; first: " << first_wrong;
   return os.str();
 }
@@ -58,7 +60,8 @@ GemmCheck check_gemm(const GemmBuffers& buf, int set, double tolerance, cudaStre
   TRIAUDIT_CUDA(cudaMemcpyAsync(drows.data(), rows.data(), rows.size() * 4, cudaMemcpyHostToDevice, stream));
   TRIAUDIT_CUDA(cudaMemcpyAsync(dcols.data(), cols.data(), cols.size() * 4, cudaMemcpyHostToDevice, stream));
   if (!kernels::gemm_reference_samples(buf.a(set), buf.b(set), buf.d(set), buf.ab, buf.cd, s.m, s.n, s.k, s.transa,
-                                       {drows.data(), dcols.data(), count}, ref.data(), abs_ref.data(), got.data(), stream))
+                                       {drows.data(), dcols.data(), count}, ref.data(), abs_ref.data(), got.data(),
+                                       stream))
     throw Error("no reference for this combination of operand types");
   TRIAUDIT_CUDA_LAUNCH();
   std::vector<double> r(rows.size()), ar(rows.size()), g(rows.size());
@@ -74,8 +77,10 @@ GemmCheck check_gemm(const GemmBuffers& buf, int set, double tolerance, cudaStre
     const double err = std::fabs(g[u] - r[u]);
     const double scale = ar[u] > 0 ? ar[u] : 1.0;
     const bool ok = tolerance == 0 ? err == 0 : err <= tolerance * scale;
-    if (std::isfinite(err)) c.worst_error = std::max(c.worst_error, err / scale);
-    else c.worst_error = INFINITY;
+    if (std::isfinite(err))
+      c.worst_error = std::max(c.worst_error, err / scale);
+    else
+      c.worst_error = INFINITY;
     if (!ok) {
       if (c.wrong++ == 0) {
         std::ostringstream os;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "../common/cuda_raii.hpp"
-#include "gemm_catalogue.hpp"
 #include "gemm/operands.cuh"
+#include "gemm_catalogue.hpp"
 
 namespace triaudit {
 

@@ -20,12 +20,12 @@
 #include "../common/cuda_raii.hpp"
 #include "../common/gpu_timer.hpp"
 #include "../common/measure.hpp"
-#include "linear_fit.hpp"
 #include "../common/names.hpp"
 #include "../common/suite.hpp"
 #include "chain_check.hpp"
 #include "common/spin.cuh"
 #include "launch/chain.cuh"
+#include "linear_fit.hpp"
 
 namespace triaudit {
 namespace {
@@ -41,7 +41,7 @@ void enqueue_case(benchmark::State& state, int n) {
     launch_empty(n, s);  // first-launch costs (module load) out of the way
     s.synchronize();
     HostWork work;
-    work.ops = n;  // a region enqueues n launches; the time is per launch
+    work.ops = n;                                   // a region enqueues n launches; the time is per launch
     work.before_region = [&] { s.synchronize(); };  // untimed: the queue drains before the next batch
     work.run_op = [&] { launch_empty(1, s); };
     const LoopResult r = measure_host(state, work);
@@ -77,8 +77,10 @@ struct Chain {
     }
   }
   void run() {
-    if (graph_) exec_.launch(s_);
-    else launch_empty(n_, s_);
+    if (graph_)
+      exec_.launch(s_);
+    else
+      launch_empty(n_, s_);
     TRIAUDIT_CUDA(cudaStreamSynchronize(s_));
   }
   int n_;
@@ -153,7 +155,8 @@ void fusion_case(benchmark::State& state, bool fused, int steps, std::uint64_t b
     DeviceBuffer<float> x(n);
     Stream s;
     auto run_chain = [&] {
-      if (fused) kernels::chain_fused(x.data(), n, steps, s);
+      if (fused)
+        kernels::chain_fused(x.data(), n, steps, s);
       else
         for (int k = 0; k < steps; ++k) kernels::chain_step(x.data(), n, s);
     };
@@ -188,18 +191,25 @@ void sync_case(benchmark::State& state, const std::string& what) {
     HostWork work;
     work.ops = 1000;
     work.run_op = [&] {
-      if (what == "stream_synchronize") TRIAUDIT_CUDA(cudaStreamSynchronize(s));
-      else if (what == "event_query") TRIAUDIT_CUDA(cudaEventQuery(e));
-      else TRIAUDIT_CUDA(cudaEventSynchronize(e));
+      if (what == "stream_synchronize")
+        TRIAUDIT_CUDA(cudaStreamSynchronize(s));
+      else if (what == "event_query")
+        TRIAUDIT_CUDA(cudaEventQuery(e));
+      else
+        TRIAUDIT_CUDA(cudaEventSynchronize(e));
     };
     report_loop(state, measure_host(state, work));
   });
 }
 
 void register_launch() {
-  auto add = [](const std::string& name, std::function<void(benchmark::State&)> fn) { return register_case(name, std::move(fn)); };
-  add(BenchName("launch", "empty", "enqueue").arg("kernels", 512).str(), [](benchmark::State& s) { enqueue_case(s, 512); });
-  add(BenchName("launch", "empty", "round_trip").arg("kernels", 1).str(), [](benchmark::State& s) { round_trip_case(s); });
+  auto add = [](const std::string& name, std::function<void(benchmark::State&)> fn) {
+    return register_case(name, std::move(fn));
+  };
+  add(BenchName("launch", "empty", "enqueue").arg("kernels", 512).str(),
+      [](benchmark::State& s) { enqueue_case(s, 512); });
+  add(BenchName("launch", "empty", "round_trip").arg("kernels", 1).str(),
+      [](benchmark::State& s) { round_trip_case(s); });
   for (bool graph : {false, true})
     for (int n : {1, 10, 100, 1000})
       add(BenchName("launch", "chain", graph ? "graph" : "eager").arg("kernels", static_cast<std::uint64_t>(n)).str(),
@@ -210,7 +220,10 @@ void register_launch() {
   for (int steps : {8, 64})
     for (std::uint64_t bytes : {64ULL << 10, 256ULL << 20})
       for (bool fused : {false, true})
-        add(BenchName("launch", "fusion", fused ? "fused" : "unfused").arg("steps", static_cast<std::uint64_t>(steps)).arg("bytes", bytes).str(),
+        add(BenchName("launch", "fusion", fused ? "fused" : "unfused")
+                .arg("steps", static_cast<std::uint64_t>(steps))
+                .arg("bytes", bytes)
+                .str(),
             [=](benchmark::State& s) { fusion_case(s, fused, steps, bytes); });
   for (const std::string what : {"stream_synchronize", "event_query", "event_synchronize"})
     add(BenchName("launch", "sync", what).str(), [=](benchmark::State& s) { sync_case(s, what); });
@@ -223,6 +236,9 @@ int main(int argc, char** argv) {
   using namespace triaudit;
   const SuiteSpec spec{"triaudit_launch",
                        "launch cost: eager vs CUDA Graph, fused vs unfused chains, synchronisation",
-                       nullptr, register_launch, {}, false};
+                       nullptr,
+                       register_launch,
+                       {},
+                       false};
   return suite_main(argc, argv, spec);
 }

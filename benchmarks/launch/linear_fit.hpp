@@ -51,7 +51,8 @@ inline LineFit fit_line(const std::vector<double>& x, const std::vector<double>&
 // Weighted least squares with weights 1/y_i^2 (relative errors), standard errors from the
 // weighted residuals (n - 2 degrees of freedom).
 inline LineFit fit_line_relative(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.size() != y.size() || x.size() < 3) throw std::invalid_argument("fit_line_relative: need three or more (x, y) pairs");
+  if (x.size() != y.size() || x.size() < 3)
+    throw std::invalid_argument("fit_line_relative: need three or more (x, y) pairs");
   double sw = 0, swx = 0, swy = 0;
   std::vector<double> w(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {

@@ -15,7 +15,8 @@ namespace triaudit {
 class HostRegistration {
  public:
   explicit HostRegistration(std::uint64_t bytes) {
-    if (posix_memalign(&ptr_, 4096, bytes) != 0) throw Error("posix_memalign failed for " + std::to_string(bytes) + " bytes");
+    if (posix_memalign(&ptr_, 4096, bytes) != 0)
+      throw Error("posix_memalign failed for " + std::to_string(bytes) + " bytes");
     const cudaError_t e = cudaHostRegister(ptr_, bytes, cudaHostRegisterDefault);
     if (e != cudaSuccess) {
       std::free(ptr_);
@@ -44,8 +45,9 @@ void fill_host_pattern(std::uint32_t* p, std::uint64_t n, std::uint64_t seed) {
 }
 
 VerifyResult check_words(const std::uint32_t* p, std::uint64_t n, std::uint64_t seed, std::uint64_t stride) {
-  return verify_elements(p, n, [seed](std::uint64_t i) { return static_cast<double>(pattern_word(seed, i)); },
-                         [](std::uint64_t) { return 0.0; }, stride);
+  return verify_elements(
+      p, n, [seed](std::uint64_t i) { return static_cast<double>(pattern_word(seed, i)); },
+      [](std::uint64_t) { return 0.0; }, stride);
 }
 
 VerifyResult combine(VerifyResult a, const VerifyResult& b) {
@@ -61,7 +63,11 @@ VerifyResult combine(VerifyResult a, const VerifyResult& b) {
 }  // namespace
 
 CopyRunner::CopyRunner(CopyKind kind, std::uint64_t bytes)
-    : kind_(std::move(kind)), bytes_(bytes), words_(bytes / 4), fork_(cudaEventDisableTiming), join_(cudaEventDisableTiming) {
+    : kind_(std::move(kind)),
+      bytes_(bytes),
+      words_(bytes / 4),
+      fork_(cudaEventDisableTiming),
+      join_(cudaEventDisableTiming) {
   if (bytes % 16 != 0 || bytes == 0) throw Error("copy size must be a positive multiple of 16 bytes");
   const std::string& m = kind_.memory;
   if (m == "pageable") pageable_.resize(words_);
@@ -148,9 +154,12 @@ void CopyRunner::enqueue(cudaStream_t s1) {
 
 void CopyRunner::run_synchronous() {
   const std::string& d = kind_.direction;
-  if (d == "h2d") TRIAUDIT_CUDA(cudaMemcpy(dev_.data(), host_ptr(), bytes_, cudaMemcpyHostToDevice));
-  else if (d == "d2h") TRIAUDIT_CUDA(cudaMemcpy(host_ptr(), dev_.data(), bytes_, cudaMemcpyDeviceToHost));
-  else throw Error("run_synchronous: only host copies");
+  if (d == "h2d")
+    TRIAUDIT_CUDA(cudaMemcpy(dev_.data(), host_ptr(), bytes_, cudaMemcpyHostToDevice));
+  else if (d == "d2h")
+    TRIAUDIT_CUDA(cudaMemcpy(host_ptr(), dev_.data(), bytes_, cudaMemcpyDeviceToHost));
+  else
+    throw Error("run_synchronous: only host copies");
 }
 
 VerifyResult CopyRunner::verify(std::uint64_t stride) {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "../common/cuda_raii.hpp"
-#include "movement_catalogue.hpp"
 #include "../common/verify.hpp"
+#include "movement_catalogue.hpp"
 
 namespace triaudit {
 
@@ -48,7 +48,7 @@ class CopyRunner {
   std::vector<std::uint32_t> pageable_;
   PinnedBuffer<std::uint32_t> pinned_, pinned_second_;  // bidir: host source (2x) and host destination (2x)
   std::unique_ptr<HostRegistration> registered_;
-  DeviceBuffer<std::uint32_t> dev_, dev_second_;        // bidir: device destination (2x) and source (2x)
+  DeviceBuffer<std::uint32_t> dev_, dev_second_;  // bidir: device destination (2x) and source (2x)
   Event fork_, join_;
 };
 

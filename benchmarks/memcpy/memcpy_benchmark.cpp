@@ -117,11 +117,13 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
       state.counters["bytes_per_second_h2d"] = h2d;
       state.counters["bytes_per_second_d2h"] = d2h;
       state.counters["bytes_per_second_total"] = h2d + d2h;
-      append_label(state, "per direction as nvbandwidth: bytes_per_second is h2d while a d2h copy of twice the size "
-                          "runs; bytes_per_second_total adds both directions");
+      append_label(state,
+                   "per direction as nvbandwidth: bytes_per_second is h2d while a d2h copy of twice the size "
+                   "runs; bytes_per_second_total adds both directions");
     }
     if (copy_is_host_timed(kind)) append_label(state, "host caches flushed (256 MiB written) before each copy");
-    if (kind.direction == "d2d") append_label(state, "bytes counted once (DRAM traffic is read + write = 2x); L2 flushed before each copy");
+    if (kind.direction == "d2d")
+      append_label(state, "bytes counted once (DRAM traffic is read + write = 2x); L2 flushed before each copy");
     report_loop(state, r, "bytes_per_joule", counted);
   });
 }
@@ -213,8 +215,12 @@ void add_flags(FlagSet& f) {
 
 int main(int argc, char** argv) {
   using namespace triaudit;
-  const SuiteSpec spec{"triaudit_memcpy",
-                       "host<->device and device<->device copies: pageable, pinned, registered, write-combined, zero-copy; overlap",
-                       add_flags, register_memcpy, {}, false};
+  const SuiteSpec spec{
+      "triaudit_memcpy",
+      "host<->device and device<->device copies: pageable, pinned, registered, write-combined, zero-copy; overlap",
+      add_flags,
+      register_memcpy,
+      {},
+      false};
   return suite_main(argc, argv, spec);
 }

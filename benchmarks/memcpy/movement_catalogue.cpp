@@ -9,8 +9,8 @@ namespace triaudit {
 
 const std::vector<CopyKind>& copy_kinds() {
   static const std::vector<CopyKind> kinds = {
-      {"h2d", "pageable"},  {"h2d", "pinned"},    {"h2d", "registered"},  {"h2d", "write_combined"},
-      {"h2d", "zero_copy"}, {"d2h", "pageable"},  {"d2h", "pinned"},      {"d2h", "registered"},
+      {"h2d", "pageable"},  {"h2d", "pinned"},      {"h2d", "registered"}, {"h2d", "write_combined"},
+      {"h2d", "zero_copy"}, {"d2h", "pageable"},    {"d2h", "pinned"},     {"d2h", "registered"},
       {"bidir", "pinned"},  {"d2d", "copy_engine"}, {"d2d", "sm_kernel"},
   };
   return kinds;
@@ -46,7 +46,8 @@ int copies_per_region(const CopyKind& k, std::uint64_t size) {
   constexpr int kQueue = 128 - 2;  // StreamLatch::kMaxQueuedEntries less the two event records
   const int fit = kQueue / copy_queue_entries(k) - untimed_copies_in_region(k, size);
   const std::uint64_t by_size = (64ULL << 20) / std::max<std::uint64_t>(size, 1);
-  return static_cast<int>(std::clamp<std::uint64_t>(by_size, 1, static_cast<std::uint64_t>(std::max(1, std::min(32, fit)))));
+  return static_cast<int>(
+      std::clamp<std::uint64_t>(by_size, 1, static_cast<std::uint64_t>(std::max(1, std::min(32, fit)))));
 }
 
 }  // namespace triaudit

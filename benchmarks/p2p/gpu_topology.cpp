@@ -37,8 +37,10 @@ GpuNvLinks links_of(const NvmlDevice& d) {
     ++out.total;
     if (!l.active) continue;
     ++out.active;
-    if (l.remote_type == 2) ++out.to_switch;
-    else if (l.remote_type == 0 && !l.remote_bus_id.empty()) ++out.to_gpu[sysfs_pci_name(l.remote_bus_id)];
+    if (l.remote_type == 2)
+      ++out.to_switch;
+    else if (l.remote_type == 0 && !l.remote_bus_id.empty())
+      ++out.to_gpu[sysfs_pci_name(l.remote_bus_id)];
   }
   return out;
 }

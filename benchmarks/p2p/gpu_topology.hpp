@@ -13,12 +13,12 @@
 namespace triaudit {
 
 struct P2pMachine {
-  int visible = 0;  // CUDA devices visible to the process
-  int covered = 0;  // of them, the ones the catalogue names (fewer than --max-gpus)
-  std::vector<std::unique_ptr<NvmlDevice>> nvml;   // per CUDA ordinal < covered
-  std::vector<GpuTopology> gpus;                   // per CUDA ordinal < covered
-  std::vector<std::vector<PairTopology>> pairs;    // [i][j], i != j
-  std::vector<std::vector<bool>> can_access;       // cudaDeviceCanAccessPeer(i, j)
+  int visible = 0;                                // CUDA devices visible to the process
+  int covered = 0;                                // of them, the ones the catalogue names (fewer than --max-gpus)
+  std::vector<std::unique_ptr<NvmlDevice>> nvml;  // per CUDA ordinal < covered
+  std::vector<GpuTopology> gpus;                  // per CUDA ordinal < covered
+  std::vector<std::vector<PairTopology>> pairs;   // [i][j], i != j
+  std::vector<std::vector<bool>> can_access;      // cudaDeviceCanAccessPeer(i, j)
 };
 
 // Never throws for an unreadable field: it says "unknown (...)" instead. Throws only when CUDA

@@ -108,7 +108,8 @@ PairRunner& runner_for(const P2pCase& c) {
 // calls (the harness's own account reads the --device GPU only).
 EnergyReading pair_energy(const P2pCase& c) {
   const auto& nv = machine().nvml;
-  return sum_energy(nv.at(static_cast<std::size_t>(c.src))->total_energy(), nv.at(static_cast<std::size_t>(c.dst))->total_energy());
+  return sum_energy(nv.at(static_cast<std::size_t>(c.src))->total_energy(),
+                    nv.at(static_cast<std::size_t>(c.dst))->total_energy());
 }
 
 EnergyAccount& pair_account(const std::string& name) {
@@ -135,7 +136,8 @@ LoopResult timed(PairRunner& run, const P2pCase& c, bool forward, EnergyAccount&
 std::string method_label(const P2pKind& k) {
   if (k.test == "ce") return "copy engine: cudaMemcpyPeerAsync issued on the source GPU";
   if (k.test == "sm_read") return "SM copy: a kernel on the destination GPU reads the source's memory over the link";
-  if (k.test == "sm_write") return "SM copy: a kernel on the source GPU writes into the destination's memory over the link";
+  if (k.test == "sm_write")
+    return "SM copy: a kernel on the source GPU writes into the destination's memory over the link";
   return "staged, peer access off: source -> pinned host memory -> destination, two copies in sequence";
 }
 
@@ -180,8 +182,9 @@ void p2p_case(benchmark::State& state, const P2pCase& c) {
       const double there = counted / r.seconds_per_op, back = counted / reverse.seconds_per_op;
       state.counters["bytes_per_second_reverse"] = back;
       state.counters["bytes_per_second_total"] = there + back;
-      append_label(state, "per direction as nvbandwidth: bytes_per_second is src->dst while a dst->src copy of twice the "
-                          "size runs; bytes_per_second_reverse the other way, measured the same; total adds both");
+      append_label(state,
+                   "per direction as nvbandwidth: bytes_per_second is src->dst while a dst->src copy of twice the "
+                   "size runs; bytes_per_second_reverse the other way, measured the same; total adds both");
     }
     if (c.kind.latency)
       append_label(state, std::to_string(r.regions > 0 ? r.ops / r.regions : 0) +
@@ -219,7 +222,8 @@ void before_run() {
 }
 
 void add_flags(FlagSet& f) {
-  f.add_int("max-gpus", &g_opt.max_gpus, 2, 64, "pairs of GPUs 0 .. N-1 are in the catalogue (beyond the visible ones: skipped)");
+  f.add_int("max-gpus", &g_opt.max_gpus, 2, 64,
+            "pairs of GPUs 0 .. N-1 are in the catalogue (beyond the visible ones: skipped)");
   f.add_size("min-bytes", &g_opt.p2p.min_bytes, "smallest copy (the sweep steps by 4 down from --max-bytes)");
   f.add_size("max-bytes", &g_opt.p2p.max_bytes, "largest copy, rounded down to a power of two");
   f.add_list("tests", &g_opt.p2p.tests, {"ce", "sm_read", "sm_write", "latency"}, "what to measure");
@@ -232,9 +236,13 @@ void add_flags(FlagSet& f) {
 
 int main(int argc, char** argv) {
   using namespace triaudit;
-  const SuiteSpec spec{"triaudit_p2p",
-                       "GPU-to-GPU copies for every ordered pair: copy engine, SM read, SM write, uni- and bidirectional, "
-                       "staged through the host, latency; link types and peer access in the context",
-                       add_flags, register_p2p, before_run, false};
+  const SuiteSpec spec{
+      "triaudit_p2p",
+      "GPU-to-GPU copies for every ordered pair: copy engine, SM read, SM write, uni- and bidirectional, "
+      "staged through the host, latency; link types and peer access in the context",
+      add_flags,
+      register_p2p,
+      before_run,
+      false};
   return suite_main(argc, argv, spec);
 }

@@ -8,8 +8,13 @@
 namespace triaudit {
 
 std::string P2pCase::name() const {
-  const BenchName n = kind.latency ? BenchName("p2p", "latency", kind.test) : BenchName("p2p", kind.test, kind.direction);
-  return BenchName(n).arg("src", static_cast<std::uint64_t>(src)).arg("dst", static_cast<std::uint64_t>(dst)).arg("bytes", bytes).str();
+  const BenchName n =
+      kind.latency ? BenchName("p2p", "latency", kind.test) : BenchName("p2p", kind.test, kind.direction);
+  return BenchName(n)
+      .arg("src", static_cast<std::uint64_t>(src))
+      .arg("dst", static_cast<std::uint64_t>(dst))
+      .arg("bytes", bytes)
+      .str();
 }
 
 std::vector<std::uint64_t> p2p_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes) {
@@ -31,7 +36,9 @@ const std::vector<std::uint64_t>& p2p_latency_sizes() {
 
 std::vector<P2pCase> p2p_catalogue(const P2pOptions& o) {
   const auto sizes = p2p_sizes(o.min_bytes, o.max_bytes);
-  auto wanted = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  auto wanted = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
   std::vector<P2pCase> out;
   auto each_pair = [&](const P2pKind& kind, const std::vector<std::uint64_t>& byte_list) {
     for (int src = 0; src < o.max_gpus; ++src)
@@ -78,26 +85,40 @@ std::optional<std::string> pair_visibility_skip(int src, int dst, int visible) {
 
 std::string p2p_status_words(int s) {
   switch (s) {
-    case 0: return "ok";
-    case 1: return "chipset not supported";
-    case 2: return "GPU not supported";
-    case 3: return "topology not supported";
-    case 4: return "disabled by regkey";
-    case 5: return "not supported";
-    case 6: return "unknown";
-    default: return "status " + std::to_string(s);
+    case 0:
+      return "ok";
+    case 1:
+      return "chipset not supported";
+    case 2:
+      return "GPU not supported";
+    case 3:
+      return "topology not supported";
+    case 4:
+      return "disabled by regkey";
+    case 5:
+      return "not supported";
+    case 6:
+      return "unknown";
+    default:
+      return "status " + std::to_string(s);
   }
 }
 
 std::optional<std::string> topology_level_name(int level) {
   switch (level) {
-    case 0:   // NVML_TOPOLOGY_INTERNAL: two GPUs of one board, behind the board's own PCIe switch
-    case 10: return "PIX";
-    case 20: return "PXB";
-    case 30: return "PHB";
-    case 40: return "NODE";
-    case 50: return "SYS";
-    default: return std::nullopt;
+    case 0:  // NVML_TOPOLOGY_INTERNAL: two GPUs of one board, behind the board's own PCIe switch
+    case 10:
+      return "PIX";
+    case 20:
+      return "PXB";
+    case 30:
+      return "PHB";
+    case 40:
+      return "NODE";
+    case 50:
+      return "SYS";
+    default:
+      return std::nullopt;
   }
 }
 
@@ -147,7 +168,8 @@ std::vector<int> cpus_of_mask(const std::vector<std::uint64_t>& words) {
   return out;
 }
 
-ContextEntries p2p_context_entries(const std::vector<GpuTopology>& gpus, const std::vector<std::vector<PairTopology>>& pairs) {
+ContextEntries p2p_context_entries(const std::vector<GpuTopology>& gpus,
+                                   const std::vector<std::vector<PairTopology>>& pairs) {
   ContextEntries e = {{"p2p_gpu_count", std::to_string(gpus.size())}};
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     const std::string p = "gpu_" + std::to_string(i) + "_";

@@ -82,10 +82,10 @@ std::optional<std::string> topology_level_name(int nvml_level);
 // NVLinks of one GPU as NVML reports them, link by link (active ones only are counted).
 struct GpuNvLinks {
   bool readable = false;
-  std::string why;                           // when !readable: NVML's reason
-  unsigned active = 0, total = 0;            // links NVML answers for, and those up
-  std::map<std::string, unsigned> to_gpu;    // active links to another GPU, by its bus id (sysfs form)
-  unsigned to_switch = 0;                    // active links to an NVSwitch
+  std::string why;                         // when !readable: NVML's reason
+  unsigned active = 0, total = 0;          // links NVML answers for, and those up
+  std::map<std::string, unsigned> to_gpu;  // active links to another GPU, by its bus id (sysfs form)
+  unsigned to_switch = 0;                  // active links to an NVSwitch
 };
 // NVLinks between two GPUs as nvidia-smi counts them: links wired directly between them, plus,
 // when both reach NVSwitches, the fewer of their switch links (every GPU behind the switches is
@@ -113,7 +113,8 @@ struct PairTopology {
 };
 // p2p_gpu_count, gpu_<i>_{name,pci_bus_id,numa_node,cpu_affinity,nvlink_links} and, per ordered
 // pair i != j, p2p_link_<i>_<j> and p2p_access_<i>_<j>. pairs[i][j] for i != j.
-ContextEntries p2p_context_entries(const std::vector<GpuTopology>& gpus, const std::vector<std::vector<PairTopology>>& pairs);
+ContextEntries p2p_context_entries(const std::vector<GpuTopology>& gpus,
+                                   const std::vector<std::vector<PairTopology>>& pairs);
 
 // Both GPUs' energy counters as one: the sum when both are readable, else the first reason.
 EnergyReading sum_energy(const EnergyReading& a, const EnergyReading& b);

@@ -35,8 +35,9 @@ VerifyResult check_device_words(int device, const std::uint32_t* dev_ptr, std::u
     DeviceGuard g(device);
     TRIAUDIT_CUDA(cudaMemcpy(back.data(), dev_ptr, words * 4, cudaMemcpyDeviceToHost));
   }
-  return verify_elements(back.data(), words, [seed](std::uint64_t i) { return static_cast<double>(pattern_word(seed, i)); },
-                         [](std::uint64_t) { return 0.0; }, stride);
+  return verify_elements(
+      back.data(), words, [seed](std::uint64_t i) { return static_cast<double>(pattern_word(seed, i)); },
+      [](std::uint64_t) { return 0.0; }, stride);
 }
 
 VerifyResult combine(VerifyResult a, const VerifyResult& b) {

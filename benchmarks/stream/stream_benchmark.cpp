@@ -18,9 +18,9 @@
 #include "../common/cuda_raii.hpp"
 #include "../common/gpu_timer.hpp"
 #include "../common/measure.hpp"
-#include "../common/stream_latch.hpp"
 #include "../common/names.hpp"
 #include "../common/sizes.hpp"
+#include "../common/stream_latch.hpp"
 #include "../common/suite.hpp"
 #include "stream_check.hpp"
 
@@ -43,7 +43,8 @@ int ops_per_region(std::uint64_t array_bytes, bool cold, StreamOp op) {
   if (cold) return 1;  // each operation must start from a flushed L2
   const int entries = op == StreamOp::Dot ? 2 : 1;
   const std::uint64_t fit = static_cast<std::uint64_t>((StreamLatch::kMaxQueuedEntries - 2) / entries);
-  return static_cast<int>(std::clamp<std::uint64_t>((256ULL << 20) / array_bytes, 1, std::min<std::uint64_t>(100, fit)));
+  return static_cast<int>(
+      std::clamp<std::uint64_t>((256ULL << 20) / array_bytes, 1, std::min<std::uint64_t>(100, fit)));
 }
 
 // Device arrays kept across Google Benchmark's repeated calls of one case (it calls the body
@@ -77,8 +78,8 @@ struct Sustained {
 };
 
 template <typename T>
-void stream_case(benchmark::State& state, const std::string& name, StreamOp op, std::uint64_t array_bytes,
-                 bool cold, Sustained sustained = {}) {
+void stream_case(benchmark::State& state, const std::string& name, StreamOp op, std::uint64_t array_bytes, bool cold,
+                 Sustained sustained = {}) {
   run_guarded(state, [&] {
     const DeviceContext& dev = device();
     const std::uint64_t n = array_bytes / sizeof(T);
@@ -121,8 +122,7 @@ void register_stream() {
     throw std::invalid_argument("--min-bytes (" + format_bytes(g_options.min_bytes) + ") is above --max-bytes (" +
                                 format_bytes(g_options.max_bytes) + ")");
   const auto sizes = power_of_two_sweep(g_options.min_bytes, g_options.max_bytes);
-  if (sizes.empty())
-    throw std::invalid_argument("no power of two lies between --min-bytes and --max-bytes");
+  if (sizes.empty()) throw std::invalid_argument("no power of two lies between --min-bytes and --max-bytes");
   auto wanted = [](const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
@@ -132,7 +132,8 @@ void register_stream() {
     for (const std::string type : {"fp32"}) {
       if (!wanted(g_options.types, type)) continue;
       const std::uint64_t bytes = sizes.back();
-      const std::string name = BenchName("stream", "triad_sustained", type).arg("cache", "cold").arg("bytes", bytes).str();
+      const std::string name =
+          BenchName("stream", "triad_sustained", type).arg("cache", "cold").arg("bytes", bytes).str();
       const Sustained sus{g_options.sustained_s};
       register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, StreamOp::Triad, bytes, true, sus); });
     }
@@ -143,7 +144,8 @@ void register_stream() {
       for (const std::string cache : {"hot", "cold"}) {
         if (!wanted(g_options.caches, cache)) continue;
         for (std::uint64_t bytes : sizes) {
-          const std::string name = BenchName("stream", stream_op_name(op), type).arg("cache", cache).arg("bytes", bytes).str();
+          const std::string name =
+              BenchName("stream", stream_op_name(op), type).arg("cache", cache).arg("bytes", bytes).str();
           const bool cold = cache == "cold";
           if (type == "fp32")
             register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, op, bytes, cold); });
@@ -173,6 +175,9 @@ int main(int argc, char** argv) {
   using namespace triaudit;
   const SuiteSpec spec{"triaudit_stream",
                        "STREAM bandwidth (copy, scale, add, triad, dot) from L2-resident sizes to HBM",
-                       add_flags, register_stream, {}, false};
+                       add_flags,
+                       register_stream,
+                       {},
+                       false};
   return suite_main(argc, argv, spec);
 }

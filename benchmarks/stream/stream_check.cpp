@@ -14,10 +14,14 @@ namespace {
 
 void* output_of(StreamOp op, const kernels::StreamArrays& x) {
   switch (stream_output_array(op)) {
-    case 'a': return x.a;
-    case 'b': return x.b;
-    case 'c': return x.c;
-    default: return nullptr;
+    case 'a':
+      return x.a;
+    case 'b':
+      return x.b;
+    case 'c':
+      return x.c;
+    default:
+      return nullptr;
   }
 }
 
@@ -57,8 +61,8 @@ void stream_prepare(StreamOp op, const kernels::StreamArrays& x, std::uint64_t n
 }
 
 template <typename T>
-VerifyResult stream_verify(StreamOp op, const kernels::StreamArrays& x, std::uint64_t n,
-                           kernels::StreamLaunch launch, cudaStream_t stream, std::uint64_t stride) {
+VerifyResult stream_verify(StreamOp op, const kernels::StreamArrays& x, std::uint64_t n, kernels::StreamLaunch launch,
+                           cudaStream_t stream, std::uint64_t stride) {
   TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
   if (op == StreamOp::Dot) {
     // Every block's partial against the FP64 sum of the elements it visits, then the fold
@@ -80,14 +84,15 @@ VerifyResult stream_verify(StreamOp op, const kernels::StreamArrays& x, std::uin
   }
   std::vector<T> host(n);
   TRIAUDIT_CUDA(cudaMemcpy(host.data(), output_of(op, x), n * sizeof(T), cudaMemcpyDeviceToHost));
-  return verify_elements(host.data(), n, [op](std::uint64_t i) { return stream_expected<T>(op, i); },
-                         [](std::uint64_t) { return 0.0; }, stride);
+  return verify_elements(
+      host.data(), n, [op](std::uint64_t i) { return stream_expected<T>(op, i); }, [](std::uint64_t) { return 0.0; },
+      stride);
 }
 
 template void stream_prepare<float>(StreamOp, const kernels::StreamArrays&, std::uint64_t, cudaStream_t);
 template void stream_prepare<double>(StreamOp, const kernels::StreamArrays&, std::uint64_t, cudaStream_t);
-template VerifyResult stream_verify<float>(StreamOp, const kernels::StreamArrays&, std::uint64_t,
-                                           kernels::StreamLaunch, cudaStream_t, std::uint64_t);
+template VerifyResult stream_verify<float>(StreamOp, const kernels::StreamArrays&, std::uint64_t, kernels::StreamLaunch,
+                                           cudaStream_t, std::uint64_t);
 template VerifyResult stream_verify<double>(StreamOp, const kernels::StreamArrays&, std::uint64_t,
                                             kernels::StreamLaunch, cudaStream_t, std::uint64_t);
 

@@ -15,8 +15,8 @@ TRIAUDIT_HD inline int allreduce_amplitude_for(int ranks) {
 
 TRIAUDIT_HD inline int allreduce_value(int rank, std::uint64_t i, int ranks) {
   const int amp = allreduce_amplitude_for(ranks);
-  const std::uint64_t h = (i * 2654435761ULL + static_cast<std::uint64_t>(rank) * 40503ULL) %
-                          static_cast<std::uint64_t>(2 * amp + 1);
+  const std::uint64_t h =
+      (i * 2654435761ULL + static_cast<std::uint64_t>(rank) * 40503ULL) % static_cast<std::uint64_t>(2 * amp + 1);
   return static_cast<int>(h) - amp;
 }
 

@@ -6,10 +6,20 @@
 
 namespace triaudit::kernels {
 namespace {
-template <typename T> __device__ T from_int(int v);
-template <> __device__ float from_int<float>(int v) { return static_cast<float>(v); }
-template <> __device__ __nv_bfloat16 from_int<__nv_bfloat16>(int v) { return __int2bfloat16_rn(v); }
-template <> __device__ __half from_int<__half>(int v) { return __int2half_rn(v); }
+template <typename T>
+__device__ T from_int(int v);
+template <>
+__device__ float from_int<float>(int v) {
+  return static_cast<float>(v);
+}
+template <>
+__device__ __nv_bfloat16 from_int<__nv_bfloat16>(int v) {
+  return __int2bfloat16_rn(v);
+}
+template <>
+__device__ __half from_int<__half>(int v) {
+  return __int2half_rn(v);
+}
 __device__ float as_float(float v) { return v; }
 __device__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ float as_float(__half v) { return __half2float(v); }
@@ -38,17 +48,30 @@ unsigned blocks(std::size_t n) {
 
 void fill_allreduce_input(void* p, ReduceType t, std::size_t n, int rank, int ranks, cudaStream_t s) {
   switch (t) {
-    case ReduceType::FP32: fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<float*>(p), n, rank, ranks); break;
-    case ReduceType::BF16: fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, rank, ranks); break;
-    case ReduceType::FP16: fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__half*>(p), n, rank, ranks); break;
+    case ReduceType::FP32:
+      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<float*>(p), n, rank, ranks);
+      break;
+    case ReduceType::BF16:
+      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, rank, ranks);
+      break;
+    case ReduceType::FP16:
+      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__half*>(p), n, rank, ranks);
+      break;
   }
 }
 
-void count_allreduce_wrong(const void* p, ReduceType t, std::size_t n, int ranks, unsigned long long* wrong, cudaStream_t s) {
+void count_allreduce_wrong(const void* p, ReduceType t, std::size_t n, int ranks, unsigned long long* wrong,
+                           cudaStream_t s) {
   switch (t) {
-    case ReduceType::FP32: check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const float*>(p), n, ranks, wrong); break;
-    case ReduceType::BF16: check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __nv_bfloat16*>(p), n, ranks, wrong); break;
-    case ReduceType::FP16: check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __half*>(p), n, ranks, wrong); break;
+    case ReduceType::FP32:
+      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const float*>(p), n, ranks, wrong);
+      break;
+    case ReduceType::BF16:
+      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __nv_bfloat16*>(p), n, ranks, wrong);
+      break;
+    case ReduceType::FP16:
+      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __half*>(p), n, ranks, wrong);
+      break;
   }
 }
 

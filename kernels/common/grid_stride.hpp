@@ -22,9 +22,9 @@ TRIAUDIT_HD inline void grid_stride_from(std::size_t first, std::size_t stride, 
   std::size_t i = first;
   for (; i + (kGridStrideUnroll - 1) * stride < count; i += kGridStrideUnroll * stride) {
     decltype(load(i)) in[kGridStrideUnroll];
-TRIAUDIT_UNROLL
+    TRIAUDIT_UNROLL
     for (int u = 0; u < kGridStrideUnroll; ++u) in[u] = load(i + u * stride);
-TRIAUDIT_UNROLL
+    TRIAUDIT_UNROLL
     for (int u = 0; u < kGridStrideUnroll; ++u) store(i + u * stride, in[u]);
   }
   for (; i < count; i += stride) store(i, load(i));

@@ -10,19 +10,51 @@ namespace {
 
 template <typename T>
 __device__ T from_float(float v);
-template <> __device__ double from_float<double>(float v) { return v; }
-template <> __device__ float from_float<float>(float v) { return v; }
-template <> __device__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __device__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float v) { return __nv_fp8_e4m3(v); }
-template <> __device__ std::int8_t from_float<std::int8_t>(float v) { return static_cast<std::int8_t>(__float2int_rn(127.0f * v)); }
-template <> __device__ std::int32_t from_float<std::int32_t>(float v) { return __float2int_rn(127.0f * v); }
+template <>
+__device__ double from_float<double>(float v) {
+  return v;
+}
+template <>
+__device__ float from_float<float>(float v) {
+  return v;
+}
+template <>
+__device__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+template <>
+__device__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float v) {
+  return __nv_fp8_e4m3(v);
+}
+template <>
+__device__ std::int8_t from_float<std::int8_t>(float v) {
+  return static_cast<std::int8_t>(__float2int_rn(127.0f * v));
+}
+template <>
+__device__ std::int32_t from_float<std::int32_t>(float v) {
+  return __float2int_rn(127.0f * v);
+}
 
 template <typename T>
-__device__ double to_double(T v) { return static_cast<double>(v); }
-template <> __device__ double to_double<__half>(__half v) { return __half2float(v); }
-template <> __device__ double to_double<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <> __device__ double to_double<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) { return static_cast<float>(v); }
+__device__ double to_double(T v) {
+  return static_cast<double>(v);
+}
+template <>
+__device__ double to_double<__half>(__half v) {
+  return __half2float(v);
+}
+template <>
+__device__ double to_double<__nv_bfloat16>(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+template <>
+__device__ double to_double<__nv_fp8_e4m3>(__nv_fp8_e4m3 v) {
+  return static_cast<float>(v);
+}
 
 template <typename T>
 __global__ void fill_kernel(T* p, std::size_t n, std::uint64_t seed) {
@@ -68,45 +100,75 @@ void launch_reference(const void* a, const void* b, const void* d, std::uint64_t
   const unsigned warps_per_block = 8;
   const unsigned grid = static_cast<unsigned>((s.count + warps_per_block - 1) / warps_per_block);
   reference_kernel<AB, D><<<grid == 0 ? 1 : grid, 32 * warps_per_block, 0, stream>>>(
-      static_cast<const AB*>(a), static_cast<const AB*>(b), static_cast<const D*>(d), m, k, transa, s, ref, abs_ref, got);
+      static_cast<const AB*>(a), static_cast<const AB*>(b), static_cast<const D*>(d), m, k, transa, s, ref, abs_ref,
+      got);
 }
 
 }  // namespace
 
 int elem_bytes(ElemType t) {
   switch (t) {
-    case ElemType::F64: return 8;
-    case ElemType::F32: case ElemType::I32: return 4;
-    case ElemType::F16: case ElemType::BF16: return 2;
-    case ElemType::E4M3: case ElemType::I8: return 1;
+    case ElemType::F64:
+      return 8;
+    case ElemType::F32:
+    case ElemType::I32:
+      return 4;
+    case ElemType::F16:
+    case ElemType::BF16:
+      return 2;
+    case ElemType::E4M3:
+    case ElemType::I8:
+      return 1;
   }
   return 0;
 }
 
 void fill_operand(void* p, ElemType t, std::size_t n, std::uint64_t seed, cudaStream_t stream) {
   switch (t) {
-    case ElemType::F64: fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<double*>(p), n, seed); break;
-    case ElemType::F32: fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<float*>(p), n, seed); break;
-    case ElemType::F16: fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<__half*>(p), n, seed); break;
-    case ElemType::BF16: fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(p), n, seed); break;
-    case ElemType::E4M3: fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed); break;
-    case ElemType::I8: fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<std::int8_t*>(p), n, seed); break;
-    case ElemType::I32: fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<std::int32_t*>(p), n, seed); break;
+    case ElemType::F64:
+      fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<double*>(p), n, seed);
+      break;
+    case ElemType::F32:
+      fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<float*>(p), n, seed);
+      break;
+    case ElemType::F16:
+      fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<__half*>(p), n, seed);
+      break;
+    case ElemType::BF16:
+      fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<__nv_bfloat16*>(p), n, seed);
+      break;
+    case ElemType::E4M3:
+      fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<__nv_fp8_e4m3*>(p), n, seed);
+      break;
+    case ElemType::I8:
+      fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<std::int8_t*>(p), n, seed);
+      break;
+    case ElemType::I32:
+      fill_kernel<<<blocks(n), 256, 0, stream>>>(static_cast<std::int32_t*>(p), n, seed);
+      break;
   }
 }
 
 bool gemm_reference_samples(const void* a, const void* b, const void* d, ElemType ab, ElemType dt, std::uint64_t m,
-                            std::uint64_t /*n*/, std::uint64_t k, bool transa, Samples s, double* ref,
-                            double* abs_ref, double* got, cudaStream_t stream) {
+                            std::uint64_t /*n*/, std::uint64_t k, bool transa, Samples s, double* ref, double* abs_ref,
+                            double* got, cudaStream_t stream) {
 #define TRIAUDIT_REF(AB, D) launch_reference<AB, D>(a, b, d, m, k, transa, s, ref, abs_ref, got, stream)
-  if (ab == ElemType::F64) TRIAUDIT_REF(double, double);
-  else if (ab == ElemType::F32) TRIAUDIT_REF(float, float);
-  else if (ab == ElemType::F16 && dt == ElemType::F16) TRIAUDIT_REF(__half, __half);
-  else if (ab == ElemType::BF16 && dt == ElemType::BF16) TRIAUDIT_REF(__nv_bfloat16, __nv_bfloat16);
-  else if (ab == ElemType::BF16 && dt == ElemType::F32) TRIAUDIT_REF(__nv_bfloat16, float);
-  else if (ab == ElemType::E4M3) TRIAUDIT_REF(__nv_fp8_e4m3, __nv_bfloat16);
-  else if (ab == ElemType::I8) TRIAUDIT_REF(std::int8_t, std::int32_t);
-  else return false;
+  if (ab == ElemType::F64)
+    TRIAUDIT_REF(double, double);
+  else if (ab == ElemType::F32)
+    TRIAUDIT_REF(float, float);
+  else if (ab == ElemType::F16 && dt == ElemType::F16)
+    TRIAUDIT_REF(__half, __half);
+  else if (ab == ElemType::BF16 && dt == ElemType::BF16)
+    TRIAUDIT_REF(__nv_bfloat16, __nv_bfloat16);
+  else if (ab == ElemType::BF16 && dt == ElemType::F32)
+    TRIAUDIT_REF(__nv_bfloat16, float);
+  else if (ab == ElemType::E4M3)
+    TRIAUDIT_REF(__nv_fp8_e4m3, __nv_bfloat16);
+  else if (ab == ElemType::I8)
+    TRIAUDIT_REF(std::int8_t, std::int32_t);
+  else
+    return false;
 #undef TRIAUDIT_REF
   return true;
 }

@@ -11,7 +11,7 @@ namespace triaudit::kernels {
 constexpr float kChainA = 0.999f;
 constexpr float kChainB = 0.001f;
 
-void chain_step(float* x, std::size_t n, cudaStream_t stream);               // one step
+void chain_step(float* x, std::size_t n, cudaStream_t stream);              // one step
 void chain_fused(float* x, std::size_t n, int steps, cudaStream_t stream);  // `steps` steps at once
 
 }  // namespace triaudit::kernels

@@ -22,7 +22,8 @@ unsigned grid_for(std::size_t n) {
 
 void zero_copy_read(const void* host_mapped, void* device_dst, std::size_t bytes, cudaStream_t stream) {
   const std::size_t n = bytes / 16;
-  copy16_kernel<<<grid_for(n), 256, 0, stream>>>(static_cast<const uint4*>(host_mapped), static_cast<uint4*>(device_dst), n);
+  copy16_kernel<<<grid_for(n), 256, 0, stream>>>(static_cast<const uint4*>(host_mapped),
+                                                 static_cast<uint4*>(device_dst), n);
 }
 
 void sm_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream) {

@@ -44,10 +44,10 @@ void p2p_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream
   const std::size_t needed = (s.vectors + kThreads - 1) / kThreads;
   const std::size_t wave = wave_blocks();
   const auto blocks = static_cast<unsigned>(needed == 0 ? 1 : (needed < wave ? needed : wave));
-  p2p_copy16_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const uint4*>(src), static_cast<uint4*>(dst), s.vectors,
-                                                     static_cast<const std::uint32_t*>(src) + s.tail_offset_words,
-                                                     static_cast<std::uint32_t*>(dst) + s.tail_offset_words,
-                                                     static_cast<unsigned>(s.tail_words));
+  p2p_copy16_kernel<<<blocks, kThreads, 0, stream>>>(
+      static_cast<const uint4*>(src), static_cast<uint4*>(dst), s.vectors,
+      static_cast<const std::uint32_t*>(src) + s.tail_offset_words,
+      static_cast<std::uint32_t*>(dst) + s.tail_offset_words, static_cast<unsigned>(s.tail_words));
 }
 
 }  // namespace triaudit::kernels

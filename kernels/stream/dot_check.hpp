@@ -22,9 +22,9 @@
 namespace triaudit {
 
 struct DotTree {
-  std::uint64_t n = 0;       // elements
+  std::uint64_t n = 0;  // elements
   unsigned blocks = 0, threads = 0;
-  unsigned width = 1;        // elements per 16-byte vector (1: the scalar path)
+  unsigned width = 1;  // elements per 16-byte vector (1: the scalar path)
 };
 
 struct DotBlocks {
@@ -89,11 +89,13 @@ template <typename T>
 DotVerdict verify_dot(const std::vector<T>& partials, T result, const DotBlocks& ref, unsigned threads_per_block) {
   DotVerdict v;
   if (partials.size() != ref.sum.size()) {
-    v.message = "dot: " + std::to_string(partials.size()) + " partial sums for " + std::to_string(ref.sum.size()) + " blocks";
+    v.message =
+        "dot: " + std::to_string(partials.size()) + " partial sums for " + std::to_string(ref.sum.size()) + " blocks";
     return v;
   }
   // A block: its threads' chains, then a reduction tree of log2(threads) levels (+ slack).
-  const double block_depth = static_cast<double>(ref.longest_chain) + 2.0 * std::log2(std::max(2u, threads_per_block)) + 2.0;
+  const double block_depth =
+      static_cast<double>(ref.longest_chain) + 2.0 * std::log2(std::max(2u, threads_per_block)) + 2.0;
   long double fold = 0.0L, fold_abs = 0.0L;
   for (std::size_t b = 0; b < partials.size(); ++b) {
     const double got = static_cast<double>(partials[b]);

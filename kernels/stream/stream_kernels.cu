@@ -8,9 +8,18 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-template <typename T> struct Vec16;
-template <> struct Vec16<float> { using type = float4; static constexpr int width = 4; };
-template <> struct Vec16<double> { using type = double2; static constexpr int width = 2; };
+template <typename T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  using type = float4;
+  static constexpr int width = 4;
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+  static constexpr int width = 2;
+};
 
 __device__ inline float4 vscale(float s, float4 v) { return {s * v.x, s * v.y, s * v.z, s * v.w}; }
 __device__ inline double2 vscale(double s, double2 v) { return {s * v.x, s * v.y}; }
@@ -23,8 +32,10 @@ __device__ inline double2 vfma(double s, double2 c, double2 b) { return {fma(s, 
 __device__ inline float vdot(float4 a, float4 b) { return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
 __device__ inline double vdot(double2 a, double2 b) { return a.x * b.x + a.y * b.y; }
 
-
-template <typename V> struct Two { V x, y; };
+template <typename V>
+struct Two {
+  V x, y;
+};
 
 // Elementwise ops. VEC selects the 16-byte path for the first n/width*width elements; the
 // remaining elements (or all of them on the scalar path) go element by element.
@@ -65,8 +76,9 @@ __global__ void add_kernel(const T* __restrict__ a, const T* __restrict__ b, T* 
     const V* bv = reinterpret_cast<const V*>(b);
     V* cv = reinterpret_cast<V*>(c);
     const std::size_t nv = n / Vec16<T>::width;
-    grid_stride(nv, [&](std::size_t i) { return Two<V>{av[i], bv[i]}; },
-                [&](std::size_t i, Two<V> x) { cv[i] = vadd(x.x, x.y); });
+    grid_stride(
+        nv, [&](std::size_t i) { return Two<V>{av[i], bv[i]}; },
+        [&](std::size_t i, Two<V> x) { cv[i] = vadd(x.x, x.y); });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) c[i] = a[i] + b[i];
@@ -75,8 +87,7 @@ __global__ void add_kernel(const T* __restrict__ a, const T* __restrict__ b, T* 
 // Triad uses an explicit fused multiply-add: the host reference does the same (std::fma), so
 // the expected value is exact rather than "within an ulp, depending on contraction".
 template <typename T, bool VEC>
-__global__ void triad_kernel(T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c, T s,
-                             std::size_t n) {
+__global__ void triad_kernel(T* __restrict__ a, const T* __restrict__ b, const T* __restrict__ c, T s, std::size_t n) {
   using V = typename Vec16<T>::type;
   std::size_t done = 0;
   if (VEC) {
@@ -84,8 +95,9 @@ __global__ void triad_kernel(T* __restrict__ a, const T* __restrict__ b, const T
     const V* cv = reinterpret_cast<const V*>(c);
     V* av = reinterpret_cast<V*>(a);
     const std::size_t nv = n / Vec16<T>::width;
-    grid_stride(nv, [&](std::size_t i) { return Two<V>{bv[i], cv[i]}; },
-                [&](std::size_t i, Two<V> x) { av[i] = vfma(s, x.y, x.x); });
+    grid_stride(
+        nv, [&](std::size_t i) { return Two<V>{bv[i], cv[i]}; },
+        [&](std::size_t i, Two<V> x) { av[i] = vfma(s, x.y, x.x); });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) a[i] = fma(s, c[i], b[i]);
@@ -105,8 +117,7 @@ __device__ T block_sum(T v) {
 }
 
 template <typename T, bool VEC>
-__global__ void dot_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ partial,
-                           std::size_t n) {
+__global__ void dot_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ partial, std::size_t n) {
   using V = typename Vec16<T>::type;
   T sum = 0;
   std::size_t done = 0;
@@ -114,8 +125,8 @@ __global__ void dot_kernel(const T* __restrict__ a, const T* __restrict__ b, T* 
     const std::size_t nv = n / Vec16<T>::width;
     const V* av = reinterpret_cast<const V*>(a);
     const V* bv = reinterpret_cast<const V*>(b);
-    grid_stride(nv, [&](std::size_t i) { return Two<V>{av[i], bv[i]}; },
-                [&](std::size_t, Two<V> x) { sum += vdot(x.x, x.y); });
+    grid_stride(
+        nv, [&](std::size_t i) { return Two<V>{av[i], bv[i]}; }, [&](std::size_t, Two<V> x) { sum += vdot(x.x, x.y); });
     done = nv * Vec16<T>::width;
   }
   for (std::size_t i = done + grid_thread_index(); i < n; i += grid_thread_count()) sum += a[i] * b[i];
@@ -140,14 +151,22 @@ void run(StreamOp op, const StreamArrays& x, std::size_t n, StreamLaunch l, cuda
   T* c = static_cast<T*>(x.c);
   const T scalar = static_cast<T>(kStreamScalar);
   switch (op) {
-    case StreamOp::Copy: copy_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(a, c, n); break;
-    case StreamOp::Scale: scale_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(b, c, scalar, n); break;
-    case StreamOp::Add: add_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(a, b, c, n); break;
-    case StreamOp::Triad: triad_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(a, b, c, scalar, n); break;
+    case StreamOp::Copy:
+      copy_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(a, c, n);
+      break;
+    case StreamOp::Scale:
+      scale_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(b, c, scalar, n);
+      break;
+    case StreamOp::Add:
+      add_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(a, b, c, n);
+      break;
+    case StreamOp::Triad:
+      triad_kernel<T, VEC><<<l.blocks, l.threads, 0, s>>>(a, b, c, scalar, n);
+      break;
     case StreamOp::Dot:
       dot_kernel<T, VEC><<<l.blocks, kThreads, 0, s>>>(a, b, static_cast<T*>(x.partial), n);
-      fold_partials_kernel<T><<<1, kThreads, 0, s>>>(static_cast<const T*>(x.partial), l.blocks,
-                                                       static_cast<T*>(x.result));
+      fold_partials_kernel<T>
+          <<<1, kThreads, 0, s>>>(static_cast<const T*>(x.partial), l.blocks, static_cast<T*>(x.result));
       break;
   }
 }
@@ -157,11 +176,21 @@ int resident_blocks_per_sm(StreamOp op) {
   int blocks = 0;
   cudaError_t e = cudaSuccess;
   switch (op) {
-    case StreamOp::Copy: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_kernel<T, true>, kThreads, 0); break;
-    case StreamOp::Scale: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scale_kernel<T, true>, kThreads, 0); break;
-    case StreamOp::Add: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, add_kernel<T, true>, kThreads, 0); break;
-    case StreamOp::Triad: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, triad_kernel<T, true>, kThreads, 0); break;
-    case StreamOp::Dot: e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, dot_kernel<T, true>, kThreads, 0); break;
+    case StreamOp::Copy:
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, copy_kernel<T, true>, kThreads, 0);
+      break;
+    case StreamOp::Scale:
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scale_kernel<T, true>, kThreads, 0);
+      break;
+    case StreamOp::Add:
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, add_kernel<T, true>, kThreads, 0);
+      break;
+    case StreamOp::Triad:
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, triad_kernel<T, true>, kThreads, 0);
+      break;
+    case StreamOp::Dot:
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, dot_kernel<T, true>, kThreads, 0);
+      break;
   }
   return (e == cudaSuccess && blocks > 0) ? blocks : 1;
 }

@@ -30,7 +30,6 @@ struct StreamArrays {
 
 // Enqueues one operation on `stream`. T is float or double.
 template <typename T>
-void stream_run(StreamOp op, const StreamArrays& arrays, std::size_t n, StreamLaunch launch,
-                cudaStream_t stream);
+void stream_run(StreamOp op, const StreamArrays& arrays, std::size_t n, StreamLaunch launch, cudaStream_t stream);
 
 }  // namespace triaudit::kernels

@@ -17,8 +17,8 @@ namespace triaudit {
 
 enum class StreamOp { Copy, Scale, Add, Triad, Dot };
 
-constexpr std::array<StreamOp, 5> kStreamOps = {StreamOp::Copy, StreamOp::Scale, StreamOp::Add,
-                                                StreamOp::Triad, StreamOp::Dot};
+constexpr std::array<StreamOp, 5> kStreamOps = {StreamOp::Copy, StreamOp::Scale, StreamOp::Add, StreamOp::Triad,
+                                                StreamOp::Dot};
 
 // BabelStream's scalar.
 constexpr double kStreamScalar = 0.4;
@@ -28,19 +28,22 @@ constexpr std::uint64_t kSeedA = 1, kSeedB = 2, kSeedC = 3;
 
 inline const char* stream_op_name(StreamOp op) {
   switch (op) {
-    case StreamOp::Copy: return "copy";
-    case StreamOp::Scale: return "scale";
-    case StreamOp::Add: return "add";
-    case StreamOp::Triad: return "triad";
-    case StreamOp::Dot: return "dot";
+    case StreamOp::Copy:
+      return "copy";
+    case StreamOp::Scale:
+      return "scale";
+    case StreamOp::Add:
+      return "add";
+    case StreamOp::Triad:
+      return "triad";
+    case StreamOp::Dot:
+      return "dot";
   }
   return "?";
 }
 
 // Arrays read plus arrays written per element: the STREAM / BabelStream byte convention.
-constexpr int stream_arrays_touched(StreamOp op) {
-  return (op == StreamOp::Add || op == StreamOp::Triad) ? 3 : 2;
-}
+constexpr int stream_arrays_touched(StreamOp op) { return (op == StreamOp::Add || op == StreamOp::Triad) ? 3 : 2; }
 
 // Bytes one operation moves on arrays of `n` elements of `elem_bytes` each.
 constexpr std::uint64_t stream_bytes_moved(StreamOp op, std::uint64_t n, std::uint64_t elem_bytes) {
@@ -53,11 +56,16 @@ constexpr int kStreamArraysAllocated = 3;
 // Which array holds the op's output: 'a', 'b' or 'c' (dot: none, '-').
 constexpr char stream_output_array(StreamOp op) {
   switch (op) {
-    case StreamOp::Copy: return 'c';
-    case StreamOp::Scale: return 'b';
-    case StreamOp::Add: return 'c';
-    case StreamOp::Triad: return 'a';
-    case StreamOp::Dot: return '-';
+    case StreamOp::Copy:
+      return 'c';
+    case StreamOp::Scale:
+      return 'b';
+    case StreamOp::Add:
+      return 'c';
+    case StreamOp::Triad:
+      return 'a';
+    case StreamOp::Dot:
+      return '-';
   }
   return '-';
 }

@@ -25,11 +25,16 @@ template <typename T>
 T stream_expected(StreamOp op, std::uint64_t i) {
   const T s = static_cast<T>(kStreamScalar);
   switch (op) {
-    case StreamOp::Copy: return stream_input<T>('a', i);
-    case StreamOp::Scale: return s * stream_input<T>('c', i);
-    case StreamOp::Add: return stream_input<T>('a', i) + stream_input<T>('b', i);
-    case StreamOp::Triad: return std::fma(s, stream_input<T>('c', i), stream_input<T>('b', i));
-    case StreamOp::Dot: break;
+    case StreamOp::Copy:
+      return stream_input<T>('a', i);
+    case StreamOp::Scale:
+      return s * stream_input<T>('c', i);
+    case StreamOp::Add:
+      return stream_input<T>('a', i) + stream_input<T>('b', i);
+    case StreamOp::Triad:
+      return std::fma(s, stream_input<T>('c', i), stream_input<T>('b', i));
+    case StreamOp::Dot:
+      break;
   }
   return std::numeric_limits<T>::quiet_NaN();
 }

@@ -148,8 +148,8 @@ TEST(AllreduceAgreement, TheTestSwitch) {
 }
 
 TEST(NcclTuning, TheProbesAnswersRoundTrip) {
-  const std::string text = format_nccl_choice("auto", "fp32", 1048576, "NVLS/Simple") +
-                           format_nccl_choice("ring", "bf16", 8, "Ring/LL");
+  const std::string text =
+      format_nccl_choice("auto", "fp32", 1048576, "NVLS/Simple") + format_nccl_choice("ring", "bf16", 8, "Ring/LL");
   const NcclChoices c = read_nccl_choices(text);
   ASSERT_EQ(c.size(), 2u);
   set_nccl_choices(c, "not recorded: test");

@@ -17,7 +17,8 @@ TEST(ClockSummary, SteadyClockIsNotThrottled) {
 
 // The SW power cap is the normal state of A100/H100/H200 under GEMM: reported, not "throttled".
 TEST(ClockSummary, SwPowerCapIsReportedSeparately) {
-  const auto s = summarize_clocks({{1755, 0}, {1710, r::kSwPowerCap}, {1700, r::kSwPowerCap}, {1690, r::kSwPowerCap}}, 1980);
+  const auto s =
+      summarize_clocks({{1755, 0}, {1710, r::kSwPowerCap}, {1700, r::kSwPowerCap}, {1690, r::kSwPowerCap}}, 1980);
   EXPECT_FALSE(s.throttled) << s.note;
   EXPECT_NEAR(s.sw_power_cap_fraction, 0.75, 1e-12);
   EXPECT_NE(s.note.find("sw_power_cap"), std::string::npos) << s.note;
@@ -37,7 +38,7 @@ TEST(ClockSummary, HardwareAndThermalSlowdownsAreThrottling) {
 TEST(ClockSummary, ClockComparedWithTheRatedBoostAtThreeQuarters) {
   EXPECT_FALSE(summarize_clocks({{2700, 0}, {2715, 0}}, 2520).clock_low);  // RTX 4090 at stock
   EXPECT_FALSE(summarize_clocks({{1500, 0}, {1600, 0}}, 1980).clock_low);  // 78 % of 1980
-  const auto low = summarize_clocks({{1400, 0}, {1450, 0}}, 1980);     // 72 %
+  const auto low = summarize_clocks({{1400, 0}, {1450, 0}}, 1980);         // 72 %
   EXPECT_TRUE(low.clock_low);
   EXPECT_FALSE(low.throttled);
   EXPECT_NE(low.note.find("1425 MHz"), std::string::npos) << low.note;

@@ -57,11 +57,26 @@ TEST(DeviceDescription, ContextCarriesEveryContractKey) {
   d.pcie_width_max = 16;
   d.nvlink_active_links = 18;
   const auto m = as_map(device_context_entries(d));
-  for (const char* key : {"gpu_name", "gpu_uuid", "compute_capability", "sm_count", "l2_bytes", "memory_bytes",
-                          "memory_bus_width_bits", "memory_clock_mhz", "peak_memory_bandwidth_bytes_per_second",
-                          "sm_clock_max_mhz", "sm_clock_observed_mhz", "ecc", "pcie_generation_current",
-                          "pcie_width_current", "pcie_generation_max", "pcie_width_max", "driver_version",
-                          "cuda_driver_version", "cuda_runtime_version", "gpu_available"})
+  for (const char* key : {"gpu_name",
+                          "gpu_uuid",
+                          "compute_capability",
+                          "sm_count",
+                          "l2_bytes",
+                          "memory_bytes",
+                          "memory_bus_width_bits",
+                          "memory_clock_mhz",
+                          "peak_memory_bandwidth_bytes_per_second",
+                          "sm_clock_max_mhz",
+                          "sm_clock_observed_mhz",
+                          "ecc",
+                          "pcie_generation_current",
+                          "pcie_width_current",
+                          "pcie_generation_max",
+                          "pcie_width_max",
+                          "driver_version",
+                          "cuda_driver_version",
+                          "cuda_runtime_version",
+                          "gpu_available"})
     EXPECT_EQ(m.count(key), 1u) << key;
   EXPECT_EQ(m.at("compute_capability"), "9.0");
   EXPECT_EQ(m.at("memory_clock_mhz"), "2619");
@@ -93,19 +108,21 @@ TEST(DeviceDescription, BuildContextHasVersionsAndVisibleDevices) {
 
 // "CUDA driver version is insufficient" sent people without any driver to upgrade one.
 TEST(NoDeviceReason, NoDriverAtAllIsSaidSo) {
-  const std::string r = explain_no_device("cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version",
-                                          false, 0, 13000);
+  const std::string r = explain_no_device(
+      "cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version", false, 0, 13000);
   EXPECT_EQ(r, "no NVIDIA driver found (libcuda.so.1 not loadable)");
 }
 
 TEST(NoDeviceReason, OldDriverNamesBothVersions) {
-  const std::string r = explain_no_device("cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version",
-                                          true, 12040, 13000);
+  const std::string r =
+      explain_no_device("cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version",
+                        true, 12040, 13000);
   EXPECT_EQ(r, "driver too old for this CUDA runtime (driver supports 12.4, runtime needs 13.0)");
 }
 
 TEST(NoDeviceReason, OtherErrorsKeepCudasWords) {
-  const std::string r = explain_no_device("cudaErrorNoDevice", "no CUDA-capable device is detected", true, 13000, 13000);
+  const std::string r =
+      explain_no_device("cudaErrorNoDevice", "no CUDA-capable device is detected", true, 13000, 13000);
   EXPECT_EQ(r, "cudaErrorNoDevice: no CUDA-capable device is detected");
   // A hidden device on a machine without a driver: the driver is what is missing.
   EXPECT_EQ(explain_no_device("cudaErrorNoDevice", "no CUDA-capable device is detected", false, 0, 13000),

@@ -53,9 +53,9 @@ TEST(FlagSet, BadValuesNameTheFlag) {
   f.add_list("ops", &ops, {"copy", "triad"}, "");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--max-bytes=-5", "--max-bytes=-5"}, {"--max-bytes", "--max-bytes needs a value"},
-      {"--device=8", "out of range"},      {"--device=x", "not an integer"},
-      {"--min-time=nan", "not a number"},  {"--min-time=11", "out of range"},
-      {"--mode=warm", "must be one of"},   {"--ops=copy,axpy", "'axpy'"}};
+      {"--device=8", "out of range"},       {"--device=x", "not an integer"},
+      {"--min-time=nan", "not a number"},   {"--min-time=11", "out of range"},
+      {"--mode=warm", "must be one of"},    {"--ops=copy,axpy", "'axpy'"}};
   for (const auto& [arg, needle] : cases) {
     Argv a({"prog", arg});
     try {

@@ -87,7 +87,7 @@ TEST(LadderRules, LaunchShapes) {
   const auto l5 = triaudit::kernels::ladder_launch(5, 8192, 8192);
   EXPECT_EQ(l5.grid_x, 64u * 32u);  // 128x256 tiles, one dimension
   EXPECT_EQ(l5.grid_y, 1u);
-  EXPECT_EQ(l5.threads, 384u);      // a producer and two consumer warpgroups
+  EXPECT_EQ(l5.threads, 384u);  // a producer and two consumer warpgroups
   for (int level = 0; level < 6; ++level) EXPECT_NE(triaudit::kernels::ladder_launch(level, 256, 256).kernel, nullptr);
 }
 

@@ -16,9 +16,9 @@ using namespace triaudit;
 TEST(MovementCatalogue, EveryKindTheIssueAsksFor) {
   std::set<std::string> names;
   for (const auto& k : copy_kinds()) names.insert(k.direction + "/" + k.memory);
-  for (const char* want : {"h2d/pageable", "h2d/pinned", "h2d/registered", "h2d/write_combined", "h2d/zero_copy",
-                           "d2h/pageable", "d2h/pinned", "d2h/registered", "bidir/pinned", "d2d/copy_engine",
-                           "d2d/sm_kernel"})
+  for (const char* want :
+       {"h2d/pageable", "h2d/pinned", "h2d/registered", "h2d/write_combined", "h2d/zero_copy", "d2h/pageable",
+        "d2h/pinned", "d2h/registered", "bidir/pinned", "d2d/copy_engine", "d2d/sm_kernel"})
     EXPECT_EQ(names.count(want), 1u) << want;
 }
 
@@ -52,7 +52,7 @@ TEST(MovementCatalogue, SizesFrom4KiBTo1GiB) {
 
 TEST(MovementCatalogue, SmallCopiesAreBatched) {
   const CopyKind pinned{"h2d", "pinned"};
-  EXPECT_EQ(copies_per_region(pinned, 4096), 32);  // + 4 untimed copies, one entry each, behind one hold
+  EXPECT_EQ(copies_per_region(pinned, 4096), 32);               // + 4 untimed copies, one entry each, behind one hold
   EXPECT_EQ(copies_per_region({"bidir", "pinned"}, 4096), 21);  // 5 entries a copy: (21 + 4) x 5 + 2 <= 128
   EXPECT_EQ(copies_per_region(pinned, 1ULL << 30), 1);
   EXPECT_EQ(copies_per_region(pinned, 16ULL << 20), 4);
@@ -125,7 +125,9 @@ TEST(HostInfo, BindingSetsCpusAndMemoryPolicy) {
     int mode = -1;
     unsigned long mask[16] = {};
     const long r = syscall(SYS_get_mempolicy, &mode, mask, sizeof mask * 8 + 1, nullptr, 0);
-    _exit(what.rfind("bound to the CPUs and memory of NUMA node 0", 0) == 0 && r == 0 && mode == 2 && (mask[0] & 1) ? 0 : 1);
+    _exit(what.rfind("bound to the CPUs and memory of NUMA node 0", 0) == 0 && r == 0 && mode == 2 && (mask[0] & 1)
+              ? 0
+              : 1);
   }
   int status = 0;
   waitpid(pid, &status, 0);

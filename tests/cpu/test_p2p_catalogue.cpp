@@ -27,15 +27,14 @@ TEST(P2pCatalogue, SizesEndAtNvbandwidthsBufferAndStepByFour) {
   EXPECT_EQ(s.back(), 536870912u);
   for (std::size_t i = 1; i < s.size(); ++i) EXPECT_EQ(s[i], 4 * s[i - 1]);
   // A top that is not a power of two is rounded down; the bottom bounds the sweep.
-  EXPECT_EQ(p2p_sizes(1ULL << 20, 1000000000ULL), (std::vector<std::uint64_t>{2097152, 8388608, 33554432, 134217728, 536870912}));
+  EXPECT_EQ(p2p_sizes(1ULL << 20, 1000000000ULL),
+            (std::vector<std::uint64_t>{2097152, 8388608, 33554432, 134217728, 536870912}));
   EXPECT_EQ(p2p_sizes(4096, 4096), (std::vector<std::uint64_t>{4096}));
   EXPECT_THROW(p2p_sizes(8, 4096), std::invalid_argument);     // below one 16-byte vector
   EXPECT_THROW(p2p_sizes(8192, 4096), std::invalid_argument);  // min above max
 }
 
-TEST(P2pCatalogue, LatencySizesAreSmall) {
-  EXPECT_EQ(p2p_latency_sizes(), (std::vector<std::uint64_t>{4, 256, 4096}));
-}
+TEST(P2pCatalogue, LatencySizesAreSmall) { EXPECT_EQ(p2p_latency_sizes(), (std::vector<std::uint64_t>{4, 256, 4096})); }
 
 TEST(P2pCatalogue, EveryOrderedPairOfTheFixedGpuCount) {
   P2pOptions o;
@@ -88,8 +87,9 @@ TEST(P2pCatalogue, StagedOnlyWhenAskedAndOnlyOneWay) {
 }
 
 TEST(P2pCatalogue, RegionsFitBehindOneHold) {
-  for (const P2pKind& k : {P2pKind{"ce", "uni", false}, P2pKind{"sm_read", "bidir", false}, P2pKind{"staged", "uni", false},
-                           P2pKind{"ce", "uni", true}, P2pKind{"sm_write", "uni", true}})
+  for (const P2pKind& k :
+       {P2pKind{"ce", "uni", false}, P2pKind{"sm_read", "bidir", false}, P2pKind{"staged", "uni", false},
+        P2pKind{"ce", "uni", true}, P2pKind{"sm_write", "uni", true}})
     for (std::uint64_t bytes : {4ULL, 4096ULL, 8192ULL, 1ULL << 20, 16ULL << 20, 512ULL << 20}) {
       const int ops = p2p_ops_per_region(k, bytes), untimed = p2p_untimed_ops(k, bytes);
       EXPECT_GE(ops, 1);
@@ -157,7 +157,8 @@ TEST(P2pTopology, NvLinksCountedAsNvidiaSmiDoes) {
   EXPECT_EQ(link_name(0, std::nullopt, "NOT_SUPPORTED"), "unknown (NVML: NOT_SUPPORTED)");
   EXPECT_EQ(link_name(0, 35, ""), "unknown (NVML: topology level 35)");
   EXPECT_EQ(nvlink_links_text(ga), "12/12");
-  EXPECT_EQ(nvlink_links_text(GpuNvLinks{false, "FUNCTION_NOT_FOUND", 0, 0, {}, 0}), "unknown (NVML: FUNCTION_NOT_FOUND)");
+  EXPECT_EQ(nvlink_links_text(GpuNvLinks{false, "FUNCTION_NOT_FOUND", 0, 0, {}, 0}),
+            "unknown (NVML: FUNCTION_NOT_FOUND)");
 }
 
 TEST(P2pTopology, CpuListsInSysfsForm) {

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "common/random_values.hpp"
-#include "stream/stream_ops.hpp"
 #include "stream/dot_check.hpp"
+#include "stream/stream_ops.hpp"
 #include "stream/stream_reference.hpp"
 
 using namespace triaudit;
@@ -107,7 +107,6 @@ TEST(StreamDot, BlockReplayCatchesADroppedBlock) {
   const DotVerdict bad = verify_dot<float>(d.partials, d.result, ref, tree.threads);
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.message.find("block 7"), std::string::npos) << bad.message;
-
 }
 
 // Why the old check could not see it: its one bound on the final sum grows like n^2 / threads,
@@ -133,7 +132,7 @@ TEST(StreamDot, AWrongFoldIsCaught) {
 }
 
 TEST(StreamDot, ElementsGoToTheBlockOfTheirThread) {
-  const DotTree t{1000, 2, 4, 4};  // 250 vectors over 8 threads
+  const DotTree t{1000, 2, 4, 4};      // 250 vectors over 8 threads
   EXPECT_EQ(dot_block_of(t, 0), 0u);   // vector 0 -> thread 0
   EXPECT_EQ(dot_block_of(t, 16), 1u);  // vector 4 -> thread 4 -> block 1
   EXPECT_EQ(dot_block_of(t, 35), 0u);  // vector 8 -> thread 0

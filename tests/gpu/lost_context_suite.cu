@@ -34,7 +34,11 @@ void register_cases() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const triaudit::SuiteSpec spec{"triaudit_lost_context_test", "test only: a trapping kernel, then a healthy case",
-                                 nullptr, register_cases, {}, false};
+  const triaudit::SuiteSpec spec{"triaudit_lost_context_test",
+                                 "test only: a trapping kernel, then a healthy case",
+                                 nullptr,
+                                 register_cases,
+                                 {},
+                                 false};
   return triaudit::suite_main(argc, argv, spec);
 }

@@ -61,7 +61,8 @@ std::string diagnose(const GemmBuffers& buf, cudaStream_t s) {
   }
   std::ostringstream os;
   os << wrong << " of " << count << " elements wrong (" << nan << " never written, " << zero << " zero, " << transposed
-     << " equal to the transposed answer);" << first.str() << "\n  wrong per band, rows (i mod 128)/16 down, cols (j mod 256)/32 across:";
+     << " equal to the transposed answer);" << first.str()
+     << "\n  wrong per band, rows (i mod 128)/16 down, cols (j mod 256)/32 across:";
   for (auto& row : map) {
     os << "\n   ";
     for (int c : row) os << " " << c;
@@ -138,11 +139,11 @@ TEST_P(LadderLevel, MatchesTheReferenceOnSmallAndOddShapes) {
   ASSERT_LT(l, count);
   Stream s;
   int ran = 0;
-  for (GemmShape shape : {GemmShape{256, 256, 256, "t", true}, GemmShape{512, 384, 640, "t", true},
-                          GemmShape{200, 136, 72, "t", true}, GemmShape{1000, 1000, 1000, "t", true},
-                          GemmShape{1024, 2048, 4096, "t", true},
-                          // 18 M-tiles of 128: level 5's grouped order has a full group of 16 and a rest of 2.
-                          GemmShape{2304, 520, 256, "t", true}}) {
+  for (GemmShape shape :
+       {GemmShape{256, 256, 256, "t", true}, GemmShape{512, 384, 640, "t", true}, GemmShape{200, 136, 72, "t", true},
+        GemmShape{1000, 1000, 1000, "t", true}, GemmShape{1024, 2048, 4096, "t", true},
+        // 18 M-tiles of 128: level 5's grouped order has a full group of 16 and a rest of 2.
+        GemmShape{2304, 520, 256, "t", true}}) {
     if (!kernels::ladder_unsupported(l, shape.m, shape.n, shape.k, cc()).empty()) continue;
     const GemmPrecision p = levels[l].bf16 ? GemmPrecision::BF16 : GemmPrecision::FP32;
     const LtTypes t = lt_types(p);

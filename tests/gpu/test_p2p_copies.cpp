@@ -26,10 +26,10 @@ void run_once(PairRunner& run) {
 }
 
 void check_all_kinds(int src, int dst) {
-  for (const P2pKind& k : {P2pKind{"ce", "uni", false}, P2pKind{"ce", "bidir", false}, P2pKind{"sm_read", "uni", false},
-                           P2pKind{"sm_read", "bidir", false}, P2pKind{"sm_write", "uni", false},
-                           P2pKind{"sm_write", "bidir", false}, P2pKind{"staged", "uni", false}, P2pKind{"ce", "uni", true},
-                           P2pKind{"sm_write", "uni", true}})
+  for (const P2pKind& k :
+       {P2pKind{"ce", "uni", false}, P2pKind{"ce", "bidir", false}, P2pKind{"sm_read", "uni", false},
+        P2pKind{"sm_read", "bidir", false}, P2pKind{"sm_write", "uni", false}, P2pKind{"sm_write", "bidir", false},
+        P2pKind{"staged", "uni", false}, P2pKind{"ce", "uni", true}, P2pKind{"sm_write", "uni", true}})
     for (std::uint64_t bytes : {std::uint64_t{4}, std::uint64_t{4100}, std::uint64_t{1} << 20}) {
       PairRunner run(k, src, dst, bytes);
       run_once(run);
@@ -56,7 +56,8 @@ TEST(P2pCopy, KernelCopiesEveryWordAndNothingBeyond) {
     std::vector<std::uint32_t> back(words + 8);
     TRIAUDIT_CUDA(cudaMemcpy(back.data(), dst.data(), back.size() * 4, cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < words; ++i) ASSERT_EQ(back[i], host[i]) << bytes << " B, word " << i;
-    for (std::size_t i = words; i < back.size(); ++i) ASSERT_EQ(back[i], 0xA5A5A5A5u) << bytes << " B: wrote word " << i;
+    for (std::size_t i = words; i < back.size(); ++i)
+      ASSERT_EQ(back[i], 0xA5A5A5A5u) << bytes << " B: wrote word " << i;
   }
 }
 
@@ -80,8 +81,10 @@ TEST(P2pCopy, EveryKindBetweenTwoGpus) {
   for (auto [from, to] : {std::make_pair(0, 1), std::make_pair(1, 0)}) {
     DeviceGuard g(from);
     const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
-    if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-    else TRIAUDIT_CUDA(e);
+    if (e == cudaErrorPeerAccessAlreadyEnabled)
+      (void)cudaGetLastError();
+    else
+      TRIAUDIT_CUDA(e);
   }
   check_all_kinds(0, 1);
   check_all_kinds(1, 0);

@@ -4,8 +4,8 @@
 // encodes, because a wrong bit here gives wrong numbers or a hang, not a compile error.
 #pragma once
 #include <cuda.h>
-#include <cuda_bf16.h>
 #include <cudaTypedefs.h>
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -14,7 +14,9 @@
 
 namespace triaudit::kernels::hopper {
 
-__device__ inline std::uint32_t smem_u32(const void* p) { return static_cast<std::uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ inline std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
 
 // wgmma shared-memory descriptor for a K-major operand in the 128-byte-swizzled layout TMA writes:
 // start address >> 4 in bits 0-13, leading-dimension offset (unused by this layout; 1 by
@@ -23,7 +25,8 @@ __device__ inline std::uint32_t smem_u32(const void* p) { return static_cast<std
 // (32 B) along K inside the atom is +2 on the descriptor: the swizzle is applied to the address.
 __device__ inline std::uint64_t kmajor_sw128_descriptor(const void* tile) {
   const std::uint64_t addr = smem_u32(tile);
-  return ((addr & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) | (std::uint64_t{1024 >> 4} << 32) | (std::uint64_t{1} << 62);
+  return ((addr & 0x3FFFF) >> 4) | (std::uint64_t{1} << 16) | (std::uint64_t{1024 >> 4} << 32) |
+         (std::uint64_t{1} << 62);
 }
 
 __device__ inline void mbar_init(std::uint64_t* bar, std::uint32_t arrivals) {
@@ -63,8 +66,8 @@ __device__ inline void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
 // and still count, so a partial tile completes the same phase as a full one.
 __device__ inline void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, std::uint64_t* bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          smem_u32(dst)),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+      "[%4];\n" ::"r"(smem_u32(dst)),
       "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(bar))
       : "memory");
 }

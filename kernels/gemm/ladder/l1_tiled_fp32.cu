@@ -7,8 +7,8 @@ namespace triaudit::kernels {
 namespace {
 constexpr int TM = 64, TN = 64, TK = 16;
 
-__global__ void __launch_bounds__(256) tiled_kernel(const float* __restrict__ a, const float* __restrict__ b,
-                                                    float* __restrict__ d, int m, int n, int k) {
+__global__ void __launch_bounds__(256)
+    tiled_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ d, int m, int n, int k) {
   __shared__ float as[TK][TM + 1];  // [k][m]: +1 keeps the transposed stores free of bank conflicts
   __shared__ float bs[TK][TN + 1];
   const int tid = static_cast<int>(threadIdx.x);

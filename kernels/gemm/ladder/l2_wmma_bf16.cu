@@ -11,9 +11,9 @@ namespace triaudit::kernels {
 namespace {
 using namespace nvcuda;
 
-__global__ void __launch_bounds__(128) wmma_kernel(const __nv_bfloat16* __restrict__ a,
-                                                   const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ d,
-                                                   int m, int n, int k) {
+__global__ void __launch_bounds__(128)
+    wmma_kernel(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ d,
+                int m, int n, int k) {
   const int warp = static_cast<int>(threadIdx.x / 32);
   const int row0 = static_cast<int>(blockIdx.x) * 64 + (warp / 2) * 32;  // block 64x64 = 2x2 warps of 32x32
   const int col0 = static_cast<int>(blockIdx.y) * 64 + (warp % 2) * 32;
@@ -63,8 +63,8 @@ LadderLaunch gemm_l2_launch(int m, int n) {
 
 void gemm_l2_wmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
   const LadderLaunch l = gemm_l2_launch(m, n);
-  wmma_kernel<<<l.grid(), l.threads, 0, s>>>(
-      static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b), static_cast<__nv_bfloat16*>(d), m, n, k);
+  wmma_kernel<<<l.grid(), l.threads, 0, s>>>(static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
+                                             static_cast<__nv_bfloat16*>(d), m, n, k);
 }
 
 }  // namespace triaudit::kernels

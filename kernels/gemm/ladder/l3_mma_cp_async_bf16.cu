@@ -17,7 +17,9 @@ namespace {
 
 constexpr int BM = 128, BN = 128, BK = 64, LDS = BK + 8;  // LDS: padded row, in elements
 template <int STAGES>
-constexpr int smem_bytes() { return STAGES * (BM + BN) * LDS * 2; }
+constexpr int smem_bytes() {
+  return STAGES * (BM + BN) * LDS * 2;
+}
 
 __device__ inline unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
@@ -39,9 +41,9 @@ __device__ inline void mma_bf16(float (&c)[4], const unsigned (&a)[4], unsigned 
 }
 
 template <int STAGES>
-__global__ void __launch_bounds__(256, 2) mma_kernel(const __nv_bfloat16* __restrict__ a,
-                                                  const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ d,
-                                                  int m, int n, int k) {
+__global__ void __launch_bounds__(256, 2)
+    mma_kernel(const __nv_bfloat16* __restrict__ a, const __nv_bfloat16* __restrict__ b, __nv_bfloat16* __restrict__ d,
+               int m, int n, int k) {
   extern __shared__ __align__(16) unsigned char smem[];
   auto* as = reinterpret_cast<__nv_bfloat16*>(smem);  // [STAGES][BM][LDS]
   auto* bs = as + STAGES * BM * LDS;                  // [STAGES][BN][LDS]
@@ -86,7 +88,8 @@ __global__ void __launch_bounds__(256, 2) mma_kernel(const __nv_bfloat16* __rest
 #pragma unroll
       for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < 4; ++nt) mma_bf16(acc[mt][nt], af[mt], bf[nt / 2][(nt % 2) * 2], bf[nt / 2][(nt % 2) * 2 + 1]);
+        for (int nt = 0; nt < 4; ++nt)
+          mma_bf16(acc[mt][nt], af[mt], bf[nt / 2][(nt % 2) * 2], bf[nt / 2][(nt % 2) * 2 + 1]);
     }
   }
   asm volatile("cp.async.wait_all;\n" ::);
@@ -125,8 +128,8 @@ void launch(const void* a, const void* b, void* d, int m, int n, int k, cudaStre
                              cudaSharedmemCarveoutMaxShared);
   const LadderLaunch l = shape<STAGES>(m, n);
   mma_kernel<STAGES><<<l.grid(), l.threads, l.smem_bytes, s>>>(static_cast<const __nv_bfloat16*>(a),
-                                                             static_cast<const __nv_bfloat16*>(b),
-                                                             static_cast<__nv_bfloat16*>(d), m, n, k);
+                                                               static_cast<const __nv_bfloat16*>(b),
+                                                               static_cast<__nv_bfloat16*>(d), m, n, k);
 }
 
 // 3 stages where a block may have that much shared memory, else 2 (RTX 30/40/50).

@@ -13,10 +13,10 @@ namespace triaudit::kernels {
 
 struct LadderLevel {
   int level;
-  const char* name;       // naive_fp32, tiled_fp32, wmma_bf16, mma_cp_async_bf16
-  const char* idea;       // what this level adds
-  bool bf16;              // BF16 operands (else FP32)
-  int min_cc;             // x10
+  const char* name;  // naive_fp32, tiled_fp32, wmma_bf16, mma_cp_async_bf16
+  const char* idea;  // what this level adds
+  bool bf16;         // BF16 operands (else FP32)
+  int min_cc;        // x10
 };
 
 const LadderLevel* ladder_levels(int* count);
