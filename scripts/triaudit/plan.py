@@ -48,6 +48,9 @@ class PlanError(ValueError):
 class Figure:
     value: float
     source: str  # "measured: <case> in <file>" or "datasheet: <card>"
+    # The mean power the case behind a measured figure drew (its energy counter's watts_mean),
+    # for the energy part of a cost (plan_cost.py); None: not measured.
+    watts: Figure | None = None
 
 
 @dataclass
@@ -105,13 +108,19 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     b = basis_from_spec(spec) if spec else Basis(card=card)
     b.card = card
 
+    watts = {(f, c): float(v) for f, c, v in ok.loc[ok["metric"] == "watts_mean", ["file", "case", "median"]]
+             .itertuples(index=False)}
+
     def best(rows, metric, pick=max):
         rows = rows[rows["metric"] == metric]
         if rows.empty:
             return None
         idx = rows["median"].idxmax() if pick is max else rows["median"].idxmin()
         r = rows.loc[idx]
-        return Figure(float(r["median"]), f"measured: {r['case']} ({Path(r['file']).parent.name})")
+        w = watts.get((r["file"], r["case"]))
+        where = f"{r['case']} ({Path(r['file']).parent.name})"
+        return Figure(float(r["median"]), f"measured: {where}",
+                      Figure(w, f"measured: watts_mean of {where}") if w is not None else None)
 
     stream = ok[(ok["corner"] == "stream") & (ok.get("cache") == "cold")] if "cache" in ok else ok.iloc[0:0]
     if not stream.empty:

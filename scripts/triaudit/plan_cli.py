@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from . import plan as P
+from . import plan_cost
 from .gbench import LoadError
 from .models import MODELS
 from .specs import CARDS, card_by_key
@@ -101,6 +102,7 @@ def add_parser(sub) -> None:
         question.add_argument("--run", type=Path, action="append", default=argparse.SUPPRESS,
                               help="a result file or folder (repeatable)")
         question.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="machine-readable output")
+    plan_cost.add_arguments(p, q.choices.values())  # --price-per-hour, --price ... (plan_cost.py)
     p.set_defaults(func=run)
 
 
@@ -351,7 +353,7 @@ def render(ans: dict) -> str:
 
 def run(a) -> int:
     try:
-        ans = answer(a)
+        ans = plan_cost.with_cost(a, answer(a))
     except (P.PlanError, LoadError) as e:
         print(f"triaudit plan: {e}", file=sys.stderr)
         return 2
