@@ -129,3 +129,14 @@ def test_the_catalogue_s_chain_fit_name_does_not_break_the_published_section(tmp
     assert cli.main(["report", str(tmp_path / "r"), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
     assert re.search(r"CUDA Graph, per kernel \(µs\) \| 0\.5 \|", md), md
+
+
+def test_plots_draw_a_few_columns_and_say_which(tmp_path):
+    for i in range(5):
+        _stream_run(tmp_path / "results", f"card-{i}", "20260101T000000Z-synthetic", f"Synthetic Card {i}", 1000 + i)
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "drawn: 4 of 5 columns, Synthetic Card 0, Synthetic Card 1, Synthetic Card 2, Synthetic Card 3" in md
+    header = next(line for line in md.splitlines() if line.startswith("| op | type |"))
+    assert "Synthetic Card 4" in header  # every card in the tables

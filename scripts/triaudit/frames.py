@@ -99,7 +99,7 @@ def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn) -> pd.DataFrame:
 
 # Plots draw at most this many columns (cards, or runs with --all-runs): a figure with a hundred
 # cards is unreadable and takes minutes to lay out. The tables and CSV files hold every column.
-MAX_PLOT_COLUMNS = 6
+MAX_PLOT_COLUMNS = 4
 
 
 def plotted(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:

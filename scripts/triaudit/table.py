@@ -128,21 +128,31 @@ def _stats(values: list[float]) -> tuple[float, float, float, float, int]:
     return med, lo, hi, ((hi - lo) / abs(med) * 100 if med else math.nan), n
 
 
-def _case_rows(rf: ResultFile, conflicts: dict[str, str]) -> list[tuple]:
-    """(case, metric, median, min, max, spread_pct, reps, status, message) for every case of a file."""
+_METRIC_COLS = ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")
+
+
+def _columns(rf: ResultFile) -> tuple[list[str], dict]:
+    """A file's cases and, column-wise, one entry per (case, metric): the case's index among the
+    cases ("take"), metric, median, min, max, spread_pct, reps, status, message. Skipped and errored
+    cases get one entry with their status and message and no number. Numbers in typed arrays (for a
+    hundred cards, millions of float objects would stay with the allocator after the table is built)."""
     by_case: dict[str, list] = {}
     for r in rf.runs:
         by_case.setdefault(r.case, []).append(r)
-    rows: list[tuple] = []
+    cols: dict = {"take": array("q"), "metric": [], "median": array("d"), "min": array("d"), "max": array("d"),
+                  "spread_pct": array("d"), "reps": array("q"), "status": [], "message": []}
+    take, metric, med, lo, hi, spread, reps, status, message = (cols[c] for c in ("take", *_METRIC_COLS))
     nan = math.nan
-    for case, runs in by_case.items():
-        if case in conflicts:
-            rows.append((case, "", nan, nan, nan, nan, 0, "error", conflicts[case]))
-            continue
+
+    def add(i, m, v, vmin, vmax, sp, n, st, msg):
+        take.append(i), metric.append(m), med.append(v), lo.append(vmin), hi.append(vmax), spread.append(sp)
+        reps.append(n), status.append(st), message.append(msg)
+
+    for i, (case, runs) in enumerate(by_case.items()):
         bad = [r for r in runs if r.status != "ok"]
         if bad:
             worst = next((r for r in bad if r.status == "error"), bad[0])
-            rows.append((case, "", nan, nan, nan, nan, 0, worst.status, worst.message))
+            add(i, "", nan, nan, nan, nan, 0, worst.status, worst.message)
             continue
         iterations = [r for r in runs if r.run_type == "iteration"]
         if iterations:
@@ -151,33 +161,33 @@ def _case_rows(rf: ResultFile, conflicts: dict[str, str]) -> list[tuple]:
             for r in iterations:
                 for k, v in r.counters.items():
                     samples.setdefault(k, []).append(v)
-            for metric, values in samples.items():
-                rows.append((case, metric, *_stats(values), "ok", ""))
+            for m, values in samples.items():
+                add(i, m, *_stats(values), "ok", "")
         else:  # aggregates only (--benchmark_report_aggregates_only)
             median = next((r for r in runs if r.aggregate_name == "median"), None)
             if median is None:
                 kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
-                rows.append((case, "", nan, nan, nan, nan, 0, "skipped",
-                             f"{rf.path.name}: only aggregates ({', '.join(kinds)}) and no median: nothing to show"))
+                add(i, "", nan, nan, nan, nan, 0, "skipped",
+                    f"{rf.path.name}: only aggregates ({', '.join(kinds)}) and no median: nothing to show")
                 continue
-            for metric, v in {"time_s": median.time_s, **median.counters}.items():
-                rows.append((case, metric, v, nan, nan, nan, 0, "ok", "aggregates only"))
-    return rows
+            for m, v in {"time_s": median.time_s, **median.counters}.items():
+                add(i, m, v, nan, nan, nan, 0, "ok", "aggregates only")
+    return list(by_case), cols
 
 
-def _load_one(path: Path) -> tuple[Path, dict, list[str], list[tuple]]:
-    """One file -> (path, context, notes, its case rows): what the table keeps of it."""
+def _load_one(path: Path) -> tuple[Path, dict, list[str], list[str], dict]:
+    """One file -> (path, context, notes, cases, columns): what the table keeps of it."""
     rf = load_result(path)
-    return rf.path, rf.context, rf.notes, _case_rows(rf, {})
+    return (rf.path, rf.context, rf.notes, *_columns(rf))
 
 
 # Parsing is CPU-bound Python: past this many files (a fleet, a hundred cards) the files are read
-# by one process per core (forked; the rows come back compact). Below it, the start-up is not worth it.
+# by one process per core (forked; the columns come back compact). Below it, the start-up is not worth it.
 PARALLEL_FILES = 24
 
 
 def _load_all(files: list[Path]):
-    """(path, context, notes, rows) per file, in order, as they are read (never all held at once)."""
+    """_load_one per file, in order, as they are read (never all held at once)."""
     workers = min(os.cpu_count() or 1, 8)
     import multiprocessing
     if len(files) < PARALLEL_FILES or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
@@ -208,14 +218,9 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     owner: dict[tuple, str] = {}
     conflicts: dict[tuple[str, str], str] = {}
     file_cols: dict[str, list] = {c: [] for c in ("card", "run", "file", "run_dir", "complete", "case")}
-    # Numbers go into typed arrays, not lists of Python floats: for a hundred cards that is millions
-    # of objects whose memory the allocator would keep after the table is built.
-    metric_cols: dict[str, list | array] = {c: (array("d") if c in _NUMERIC else array("q") if c == "reps" else [])
-                                            for c in ("metric", "median", "min", "max", "spread_pct", "reps",
-                                                      "status", "message")}
-    metric_lists = list(metric_cols.values())
-    take = array("q")
-    for path, context, file_notes, rows in _load_all(files):
+    metric_cols: dict = {c: (array("d") if c in _NUMERIC else array("q") if c == "reps" else []) for c in _METRIC_COLS}
+    takes: list = []
+    for path, context, file_notes, case_names, cols in _load_all(files):
         f = str(path)
         contexts[f] = context
         notes.extend(file_notes)
@@ -227,26 +232,20 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
                 notes.append(run.manifest_note)
         card = card_of(context)
         key_base = (run_dir, card, gpu_identity(context, run, path.name))
-        for case in dict.fromkeys(row[0] for row in rows):
+        for case in case_names:
             other = owner.setdefault((*key_base, case), f)
             if other != f:
                 msg = f"conflict: {case} is in both {Path(other).name} and {path.name} of one run"
                 conflicts[(f, case)] = conflicts[(other, case)] = msg
-        case_index: dict[str, int] = {}
-        for row in rows:
-            case = row[0]
-            i = case_index.get(case)
-            if i is None:
-                i = case_index[case] = len(file_cols["case"])
-                file_cols["card"].append(card)
-                file_cols["run"].append(run.name)
-                file_cols["file"].append(f)
-                file_cols["run_dir"].append(run.run_dir)
-                file_cols["complete"].append(run.complete)
-                file_cols["case"].append(case)
-            take.append(i)
-            for col, v in zip(metric_lists, row[1:]):
-                col.append(v)
+        n, offset = len(case_names), len(file_cols["case"])
+        for col, v in (("card", card), ("run", run.name), ("file", f), ("run_dir", run.run_dir),
+                       ("complete", run.complete)):
+            file_cols[col].extend([v] * n)
+        file_cols["case"].extend(case_names)
+        takes.append(np.frombuffer(cols["take"], dtype=np.int64) + offset)
+        for col in _METRIC_COLS:
+            metric_cols[col].extend(cols[col])
+    take = np.concatenate(takes) if takes else np.zeros(0, dtype=np.int64)
     cases = pd.DataFrame(file_cols)
     if not cases.empty:
         parts = [_parts(c) for c in cases["case"]]
@@ -261,12 +260,12 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
         for k in keys:
             if k not in cases.columns:
                 cases[k] = [a.get(k) for a in argdicts]
-    df = cases.iloc[np.frombuffer(take, dtype=np.int64)].reset_index(drop=True) if take else cases.iloc[0:0]
+    df = cases.iloc[take].reset_index(drop=True) if len(take) else cases.iloc[0:0]
     for col in list(metric_cols):
         values = metric_cols.pop(col)  # each list freed as soon as its column exists
         if isinstance(values, array):
             values = np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64).copy()
-        df[col] = pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index) if take else \
+        df[col] = pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index) if len(take) else \
             pd.Series(dtype="float64" if col in _NUMERIC else "object")
         del values
     for c in BASE_COLUMNS + ["run_dir", "complete"]:
