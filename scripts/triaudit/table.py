@@ -43,6 +43,13 @@ class Shared(dict):
         return self
 
 
+class SharedNotes(tuple):
+    """Like Shared, for the notes: a tuple pandas shares instead of deep-copying."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def card_of(context: dict) -> str:
     if str(context.get("gpu_available", "")).lower() == "false":
         return "no GPU"
@@ -286,7 +293,7 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     df = df[front + [c for c in df.columns if c not in front]]
     df.attrs["contexts"] = contexts
     df.attrs["runs"] = runs
-    df.attrs["notes"] = tuple(notes)
+    df.attrs["notes"] = SharedNotes(notes)
     return df
 
 
