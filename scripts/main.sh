@@ -4,6 +4,7 @@
 # results/ already holds.   TRIAUDIT_PROFILE=quick|full (default full).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/python_env.sh
 source scripts/python_env.sh
 if nvidia-smi -L >/dev/null 2>&1; then
   preset=gpu

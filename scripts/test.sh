@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test command (README): builds with the `ci` preset (explicit architecture list, no GPU
-# needed), runs CTest (tests labelled `gpu` report "skipped" without a device), then pytest.
+# The test command (README): checks the house style (scripts/lint.sh), builds with the `ci` preset
+# (explicit architecture list, no GPU needed), runs CTest (tests labelled `gpu` report "skipped"
+# without a device), then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # OpenMPI for the MPI build of triaudit_allreduce and its bootstrap test (CI installs it itself).
@@ -22,6 +23,8 @@ if ! dpkg -s slurmctld slurmd slurm-client munge >/dev/null 2>&1; then
     echo "warning: Slurm (slurmctld slurmd slurm-client munge) missing and not root: the Slurm cluster test reports skipped"
   fi
 fi
+# shellcheck source=scripts/python_env.sh
 source scripts/python_env.sh
+bash scripts/lint.sh
 cmake --workflow --preset ci
 TRIAUDIT_BUILD_DIR="$PWD/build/ci" python -m pytest scripts/tests -q
