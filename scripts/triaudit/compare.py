@@ -244,7 +244,8 @@ def summary_markdown(result: pd.DataFrame, baseline: str, new: str, problems: li
         sub = result[result["verdict"] == verdict_name] if not result.empty else result
         if sub.empty:
             continue
-        lines += [f"### {verdict_name}", "", "| case | metric | baseline | new | change | why |", "|---|---|---|---|---|---|"]
+        lines += [f"### {verdict_name}", "", "| case | metric | baseline | new | change (new vs baseline: throughput + is "
+                  "faster, time − is faster) | why |", "|---|---|---|---|---|---|"]
         for r in sub.itertuples(index=False):
             lines.append(f"| `{r.case}` | {r.metric} | {_num(r.baseline)} | {_num(r.new)} | {_pct(r.change_pct)} | "
                          f"{str(r.reason).replace('|', '/')} |")
