@@ -10,13 +10,15 @@
 #include <stdexcept>
 
 namespace triaudit {
-namespace {
+
 std::string read_first_line(const std::string& path) {
   std::ifstream f(path);
   std::string line;
   if (f) std::getline(f, line);
   return line;
 }
+
+namespace {
 
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");

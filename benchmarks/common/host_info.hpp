@@ -20,6 +20,9 @@ int gpu_numa_node(const std::string& cuda_bus_id);
 // Restricts the process to the CPUs of `node`; returns a sentence saying what happened.
 std::string bind_to_numa_node(int node);
 
+// The first line of a (sysfs) file, "" when it cannot be read.
+std::string read_first_line(const std::string& path);
+
 ContextEntries host_context_entries(const std::string& cuda_bus_id);
 
 }  // namespace triaudit

@@ -114,41 +114,47 @@ void append_label(benchmark::State& state, const std::string& part) {
   state.SetLabel(l);
 }
 
-LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s) {
-  check_queue_budget(work);
-  const MeasureSettings& cfg = measure_settings();
-  const bool sustained = sustained_window_s > 0.0;
+// The loop both timings share: regions for `warmup` seconds of wall time, unreported, then
+// timed regions until `window` seconds of wall time have passed (at least one; at most
+// max_regions when `capped`). `region` runs one region of `ops` operations and returns its time.
+LoopResult run_loop(const std::function<double()>& region, int ops, double warmup, double window, bool capped) {
+  const int max_regions = measure_settings().max_regions;
   LoopResult r;
-  StreamLatch latch;
-  Event start, stop;
   std::vector<double> per_op;
   Instruments inst;
-  const double warmup = warmup_s < 0.0 ? cfg.warmup_s : warmup_s;
   const double t0 = HostTimer::now();
   while (HostTimer::now() - t0 < warmup) {
-    device_region(work, latch, start, stop);
-    r.warmup_ops += work.ops;
+    region();
+    r.warmup_ops += ops;
   }
   r.warmup_seconds = HostTimer::now() - t0;
   const double t1 = HostTimer::now();
-  const double window = sustained ? sustained_window_s : cfg.min_time_s;
   while (per_op.empty() ||
-         (HostTimer::now() - t1 < window && (sustained || static_cast<int>(per_op.size()) < cfg.max_regions))) {
-    const double t = device_region(work, latch, start, stop);
+         (HostTimer::now() - t1 < window && (!capped || static_cast<int>(per_op.size()) < max_regions))) {
+    const double t = region();
     r.seconds += t;
-    r.ops += work.ops;
-    per_op.push_back(t / work.ops);
+    r.ops += ops;
+    per_op.push_back(t / ops);
   }
   inst.finish(r, r.ops + r.warmup_ops);
   finalize(r, per_op);
   return r;
 }
 
+LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s) {
+  check_queue_budget(work);
+  const MeasureSettings& cfg = measure_settings();
+  const bool sustained = sustained_window_s > 0.0;
+  StreamLatch latch;
+  Event start, stop;
+  return run_loop([&] { return device_region(work, latch, start, stop); }, work.ops,
+                  warmup_s < 0.0 ? cfg.warmup_s : warmup_s, sustained ? sustained_window_s : cfg.min_time_s,
+                  !sustained);
+}
+
 LoopResult time_host(const HostWork& work) {
   if (work.ops < 1) throw Error("measure: ops per region must be at least 1");
   const MeasureSettings& cfg = measure_settings();
-  LoopResult r;
-  std::vector<double> per_op;
   auto region = [&] {
     if (work.before_region) work.before_region();
     const double t0 = HostTimer::now();
@@ -156,24 +162,7 @@ LoopResult time_host(const HostWork& work) {
     if (work.end_region) work.end_region();
     return HostTimer::now() - t0;
   };
-  Instruments inst;
-  const double t0 = HostTimer::now();
-  do {
-    region();
-    r.warmup_ops += work.ops;
-  } while (HostTimer::now() - t0 < cfg.warmup_s);
-  r.warmup_seconds = HostTimer::now() - t0;
-  const double t1 = HostTimer::now();
-  while (per_op.empty() ||
-         (HostTimer::now() - t1 < cfg.min_time_s && static_cast<int>(per_op.size()) < cfg.max_regions)) {
-    const double t = region();
-    r.seconds += t;
-    r.ops += work.ops;
-    per_op.push_back(t / work.ops);
-  }
-  inst.finish(r, r.ops + r.warmup_ops);
-  finalize(r, per_op);
-  return r;
+  return run_loop(region, work.ops, cfg.warmup_s, cfg.min_time_s, true);
 }
 
 LoopResult measure_device(benchmark::State& state, const DeviceWork& work) {

@@ -31,6 +31,19 @@ struct VerifyResult {
   }
 };
 
+// Two checks as one: counts added, the first wrong element of the first check that has one.
+inline VerifyResult combine_results(VerifyResult a, const VerifyResult& b) {
+  if (a.wrong == 0 && b.wrong > 0) {
+    a.first_wrong = b.first_wrong;
+    a.got = b.got;
+    a.expected = b.expected;
+    a.detail = b.detail;
+  }
+  a.checked += b.checked;
+  a.wrong += b.wrong;
+  return a;
+}
+
 // Checks got[i] for i = 0, stride, 2*stride, ... and the last element against expected(i),
 // allowing |got - expected| <= tolerance(i). NaN never passes. stride 1 checks every element.
 template <typename T, typename Expected, typename Tolerance>

@@ -50,16 +50,6 @@ VerifyResult check_words(const std::uint32_t* p, std::uint64_t n, std::uint64_t 
       [](std::uint64_t) { return 0.0; }, stride);
 }
 
-VerifyResult combine(VerifyResult a, const VerifyResult& b) {
-  if (a.wrong == 0 && b.wrong > 0) {
-    a.first_wrong = b.first_wrong;
-    a.got = b.got;
-    a.expected = b.expected;
-  }
-  a.checked += b.checked;
-  a.wrong += b.wrong;
-  return a;
-}
 }  // namespace
 
 CopyRunner::CopyRunner(CopyKind kind, std::uint64_t bytes)
@@ -171,7 +161,7 @@ VerifyResult CopyRunner::verify(std::uint64_t stride) {
   std::vector<std::uint32_t> back(words);
   TRIAUDIT_CUDA(cudaMemcpy(back.data(), dev_.data(), words * 4, cudaMemcpyDeviceToHost));
   VerifyResult r = check_words(back.data(), words, kSeedCopy, stride);
-  if (d == "bidir") r = combine(r, check_words(pinned_second_.data(), words, kSeedCopy + 1, stride));
+  if (d == "bidir") r = combine_results(r, check_words(pinned_second_.data(), words, kSeedCopy + 1, stride));
   return r;
 }
 

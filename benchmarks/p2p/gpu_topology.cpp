@@ -11,13 +11,6 @@
 namespace triaudit {
 namespace {
 
-std::string read_first_line(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  if (f) std::getline(f, line);
-  return line;
-}
-
 std::string cuda_bus_id(int ordinal) {
   char bus[32] = {};
   TRIAUDIT_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, ordinal));

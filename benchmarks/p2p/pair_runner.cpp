@@ -40,16 +40,6 @@ VerifyResult check_device_words(int device, const std::uint32_t* dev_ptr, std::u
       [](std::uint64_t) { return 0.0; }, stride);
 }
 
-VerifyResult combine(VerifyResult a, const VerifyResult& b) {
-  if (a.wrong == 0 && b.wrong > 0) {
-    a.first_wrong = b.first_wrong;
-    a.got = b.got;
-    a.expected = b.expected;
-  }
-  a.checked += b.checked;
-  a.wrong += b.wrong;
-  return a;
-}
 }  // namespace
 
 PairRunner::PairRunner(P2pKind kind, int src, int dst, std::uint64_t bytes)
@@ -165,7 +155,7 @@ VerifyResult PairRunner::verify(std::uint64_t stride) {
   // Bidirectional: both directions moved twice the size (each was the interfering copy once).
   VerifyResult r = check_device_words(dst_, dst_end_->in.data(), dst_end_->in.size(), seed_of(src_), stride);
   if (kind_.direction == "bidir")
-    r = combine(r, check_device_words(src_, src_end_->in.data(), src_end_->in.size(), seed_of(dst_), stride));
+    r = combine_results(r, check_device_words(src_, src_end_->in.data(), src_end_->in.size(), seed_of(dst_), stride));
   return r;
 }
 
