@@ -181,6 +181,8 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if df.empty or "card" not in df:
         return pd.DataFrame()
+    # Only rows a figure can read: over a hundred cards' tables the per-card filtering took seconds.
+    df = df[df["metric"].isin(["bytes_per_second", "flops", "ops", "time_s", "per_kernel_s"]) & (df["status"] == "ok")]
     for card, d in df.groupby("card"):
         spec = match_card(card)
         for p in (PUBLISHED.get(spec.key, []) if spec else []) + GENERIC:
