@@ -11,6 +11,7 @@ Utilisation is the fraction of the paid (rented) or owned (bought) hours the GPU
 idle hours are paid for all the same, so they raise the cost of a used hour. The energy of idle
 hours is not counted (idle boards draw a small fraction of their limit).
 """
+
 from __future__ import annotations
 
 import math
@@ -26,6 +27,7 @@ class CostError(ValueError):
 @dataclass(frozen=True)
 class Price:
     """A user's price of one GPU: renting (per_hour) or buying (purchase over years, energy per kWh)."""
+
     per_hour: float | None = None
     purchase: float | None = None
     years: float | None = None
@@ -38,17 +40,25 @@ class Price:
     def buying(self) -> bool:
         return self.purchase is not None
 
-    def check(self, where: str = "") -> "Price":
+    def check(self, where: str = "") -> Price:
         """Raises CostError naming `where` (an option or a file) when the price is incomplete or not a price."""
         at = f"{where}: " if where else ""
 
         def positive(name: str, v, zero_ok: bool = False) -> None:
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float))
+                or not math.isfinite(v)
+                or v < 0
+                or (v == 0 and not zero_ok)
+            ):
                 raise CostError(f"{at}{name} must be a {'non-negative' if zero_ok else 'positive'} number, not {v!r}")
 
         if (self.per_hour is None) == (self.purchase is None):
-            raise CostError(f"{at}give either a rent (price per GPU-hour) or a purchase price, "
-                            + ("not both" if self.per_hour is not None else "neither was given"))
+            raise CostError(
+                f"{at}give either a rent (price per GPU-hour) or a purchase price, "
+                + ("not both" if self.per_hour is not None else "neither was given")
+            )
         if self.per_hour is not None:
             positive("the price per GPU-hour", self.per_hour)
             if self.years is not None or self.power_price_kwh is not None:
@@ -56,7 +66,9 @@ class Price:
         else:
             positive("the purchase price", self.purchase)
             if self.years is None or self.power_price_kwh is None:
-                raise CostError(f"{at}a purchase price needs the years it is written off over and the power price per kWh")
+                raise CostError(
+                    f"{at}a purchase price needs the years it is written off over and the power price per kWh"
+                )
             positive("years", self.years)
             positive("the power price per kWh", self.power_price_kwh, zero_ok=True)
         positive("utilisation", self.utilisation)
@@ -74,6 +86,7 @@ class Power:
 @dataclass(frozen=True)
 class Hourly:
     """The cost of one GPU-hour of use, and its parts (buying), with the sources."""
+
     total: float
     amortised: float | None
     energy: float | None
@@ -97,13 +110,17 @@ def hourly(price: Price, power: Power | None = None) -> Hourly:
         total = price.per_hour / price.utilisation
         return Hourly(total, None, None, None, f"{money(price.per_hour, cur)} per GPU-hour ({price.source}){use}")
     if power is None:
-        raise CostError("a purchase price needs the power drawn for the energy cost: measured (a run with energy "
-                        "counters), the datasheet TDP of a known card, or given")
+        raise CostError(
+            "a purchase price needs the power drawn for the energy cost: measured (a run with energy "
+            "counters), the datasheet TDP of a known card, or given"
+        )
     amortised = price.purchase / (price.years * HOURS_PER_YEAR * price.utilisation)
     energy = power.watts / 1000.0 * price.power_price_kwh
-    explain = (f"{money(price.purchase, cur)} over {price.years:g} years × 8760 h{' × ' + format(price.utilisation, '.0%') + ' in use' if use else ''}"
-               f" = {money(amortised, cur)}/h ({price.source}) + {power.watts:,.0f} W ({power.source}) × "
-               f"{money(price.power_price_kwh, cur)}/kWh ({price.source}) = {money(energy, cur)}/h")
+    explain = (
+        f"{money(price.purchase, cur)} over {price.years:g} years × 8760 h{' × ' + format(price.utilisation, '.0%') + ' in use' if use else ''}"
+        f" = {money(amortised, cur)}/h ({price.source}) + {power.watts:,.0f} W ({power.source}) × "
+        f"{money(price.power_price_kwh, cur)}/kWh ({price.source}) = {money(energy, cur)}/h"
+    )
     return Hourly(amortised + energy, amortised, energy, power, explain)
 
 

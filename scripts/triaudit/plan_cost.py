@@ -11,6 +11,7 @@ bound: boards under the software power cap draw up to it). Row names (--json) ar
 `cost per hour`, `cost per million tokens` (decode), `cost of the run` (train), `cost of the
 operation` (roofline with an operation, transfer, allreduce, launches).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,32 +39,55 @@ def add_arguments(parser, questions) -> None:
         d = {} if i == 0 else {"default": argparse.SUPPRESS}
         g = p.add_argument_group("cost (your prices; none ship with triaudit)")
         g.add_argument("--price-per-hour", type=_money_arg, metavar="USD", help="renting: price per GPU-hour", **d)
-        g.add_argument("--price", type=_money_arg, metavar="USD", help="buying: price per GPU (with --years, "
-                       "--power-price-kwh)", **d)
+        g.add_argument(
+            "--price",
+            type=_money_arg,
+            metavar="USD",
+            help="buying: price per GPU (with --years, --power-price-kwh)",
+            **d,
+        )
         g.add_argument("--years", type=_money_arg, metavar="N", help="buying: years the price is written off over", **d)
         g.add_argument("--power-price-kwh", type=_money_arg, metavar="USD", help="buying: electricity per kWh", **d)
-        g.add_argument("--utilisation", type=_money_arg, metavar="F", help="fraction of the paid or owned hours the "
-                       "GPUs do this work (default 1)", **d)
-        g.add_argument("--watts", type=_money_arg, metavar="W", help="buying: power per GPU for the energy cost "
-                       "(default: measured by --run, else the datasheet TDP)", **d)
+        g.add_argument(
+            "--utilisation",
+            type=_money_arg,
+            metavar="F",
+            help="fraction of the paid or owned hours the GPUs do this work (default 1)",
+            **d,
+        )
+        g.add_argument(
+            "--watts",
+            type=_money_arg,
+            metavar="W",
+            help="buying: power per GPU for the energy cost (default: measured by --run, else the datasheet TDP)",
+            **d,
+        )
 
 
 def price_from_args(a) -> C.Price | None:
-    given = {k: getattr(a, k, None) for k in ("price_per_hour", "price", "years", "power_price_kwh", "utilisation", "watts")}
+    given = {
+        k: getattr(a, k, None) for k in ("price_per_hour", "price", "years", "power_price_kwh", "utilisation", "watts")
+    }
     if given["price_per_hour"] is None and given["price"] is None:
         extra = [k for k in ("years", "power_price_kwh", "utilisation", "watts") if given[k] is not None]
         if extra:
-            raise P.PlanError(f"--{extra[0].replace('_', '-')} needs a price: --price-per-hour (renting) or --price (buying)")
+            raise P.PlanError(
+                f"--{extra[0].replace('_', '-')} needs a price: --price-per-hour (renting) or --price (buying)"
+            )
         return None
     if given["price_per_hour"] is not None and given["price"] is not None:
         raise P.PlanError("--price-per-hour (renting) and --price (buying) exclude each other: give one")
     if given["price"] is not None and given["watts"] is not None and given["watts"] <= 0:
         raise P.PlanError(f"--watts must be positive: {given['watts']:g}")
     what = "--price-per-hour" if given["price_per_hour"] is not None else "--price"
-    price = C.Price(per_hour=given["price_per_hour"], purchase=given["price"], years=given["years"],
-                    power_price_kwh=given["power_price_kwh"],
-                    utilisation=1.0 if given["utilisation"] is None else given["utilisation"],
-                    source=f"user price, {what}")
+    price = C.Price(
+        per_hour=given["price_per_hour"],
+        purchase=given["price"],
+        years=given["years"],
+        power_price_kwh=given["power_price_kwh"],
+        utilisation=1.0 if given["utilisation"] is None else given["utilisation"],
+        source=f"user price, {what}",
+    )
     try:
         return price.check()
     except C.CostError as e:
@@ -80,8 +104,11 @@ def _power(a, figure: P.Figure | None, card: str | None) -> C.Power | None:
     except KeyError as e:
         raise P.PlanError(str(e.args[0])) from None
     if spec and spec.tdp_w:
-        unmeasured = f"; {figure.source.removeprefix('measured: ')} has no energy figure" \
-            if figure is not None and figure.source.startswith("measured") else ""
+        unmeasured = (
+            f"; {figure.source.removeprefix('measured: ')} has no energy figure"
+            if figure is not None and figure.source.startswith("measured")
+            else ""
+        )
         return C.Power(float(spec.tdp_w), f"datasheet TDP: {spec.name}{unmeasured}")
     return None
 
@@ -92,6 +119,7 @@ def _rows_by_label(ans: dict) -> dict:
 
 def _basis_or_none(a):
     from .plan_cli import _basis
+
     if not (getattr(a, "run", None) or getattr(a, "card", None)):
         return None
     return _basis(a)
@@ -125,29 +153,56 @@ def with_cost(a, ans: dict) -> dict:
     if price.buying:
         power = _power(a, figure, basis.card if basis else ans.get("card"))
         if power is None:
-            raise P.PlanError("--price (buying) needs the power drawn for the energy cost: --run with energy "
-                              "counters, --card (datasheet TDP) or --watts")
+            raise P.PlanError(
+                "--price (buying) needs the power drawn for the energy cost: --run with energy "
+                "counters, --card (datasheet TDP) or --watts"
+            )
     h = C.hourly(price, power)
     if price.buying:
-        out += [("power drawn", power.watts, "W per GPU", power.source),
-                ("amortised price", h.amortised, f"{cur} per GPU-hour",
-                 f"{C.money(price.purchase, cur)} over {price.years:g} years × 8760 h × {price.utilisation:.0%} in use "
-                 f"({price.source})"),
-                ("energy", h.energy, f"{cur} per GPU-hour",
-                 f"{power.watts:,.0f} W × {C.money(price.power_price_kwh, cur)}/kWh ({price.source})")]
+        out += [
+            ("power drawn", power.watts, "W per GPU", power.source),
+            (
+                "amortised price",
+                h.amortised,
+                f"{cur} per GPU-hour",
+                f"{C.money(price.purchase, cur)} over {price.years:g} years × 8760 h × {price.utilisation:.0%} in use "
+                f"({price.source})",
+            ),
+            (
+                "energy",
+                h.energy,
+                f"{cur} per GPU-hour",
+                f"{power.watts:,.0f} W × {C.money(price.power_price_kwh, cur)}/kWh ({price.source})",
+            ),
+        ]
         if power.source.startswith("datasheet TDP"):
             notes.append("energy at the datasheet TDP: an upper bound (a run with energy counters, --run, measures it)")
     per = h.total
-    out.append(("cost per hour", per * gpus, f"{cur}/h for {gpus} GPU{'s' if gpus > 1 else ''}",
-                h.explain + (f" × {gpus} GPUs" if gpus > 1 else "")))
+    out.append(
+        (
+            "cost per hour",
+            per * gpus,
+            f"{cur}/h for {gpus} GPU{'s' if gpus > 1 else ''}",
+            h.explain + (f" × {gpus} GPUs" if gpus > 1 else ""),
+        )
+    )
 
     def of_seconds(label: str, seconds: float, what: str, n: int = 1) -> None:
-        out.append((label, C.cost_of_seconds(seconds, per, n), cur,
-                    f"{what} {seconds:.4g} s × {n} GPU{'s' if n > 1 else ''} × {C.money(per, cur)}/GPU-hour"))
+        out.append(
+            (
+                label,
+                C.cost_of_seconds(seconds, per, n),
+                cur,
+                f"{what} {seconds:.4g} s × {n} GPU{'s' if n > 1 else ''} × {C.money(per, cur)}/GPU-hour",
+            )
+        )
 
     if q == "decode":
-        batched = [(int(m.group(1)), v) for label, v in rows.items()
-                   if (m := re.fullmatch(r"tokens/s at batch (\d+)", label)) and isinstance(v, (int, float))]
+        batched = [
+            (int(m.group(1)), v)
+            for label, v in rows.items()
+            if (m := re.fullmatch(r"tokens/s at batch (\d+)", label)) and isinstance(v, (int, float))
+        ]
         single = rows.get("tokens/s per sequence (batch 1)")
         if str(ans.get("binds", "")).startswith("capacity") and rows.get("fits in memory") == "no":
             notes.append("does not fit: no cost per token (cost per hour of the GPUs asked for only)")
@@ -156,12 +211,24 @@ def with_cost(a, ans: dict) -> dict:
             src = f"{gpus} × {C.money(per, cur)}/GPU-hour ÷ ({tps:,.1f} token/s at batch {batch} × 3600) × 1e6"
             out.append(("cost per million tokens", C.cost_per_million_tokens(tps, per, gpus), cur, src))
             if batch != 1 and single:
-                out.append(("cost per million tokens at batch 1", C.cost_per_million_tokens(single, per, gpus), cur,
-                            f"{gpus} × {C.money(per, cur)}/GPU-hour ÷ ({single:,.1f} token/s × 3600) × 1e6"))
+                out.append(
+                    (
+                        "cost per million tokens at batch 1",
+                        C.cost_per_million_tokens(single, per, gpus),
+                        cur,
+                        f"{gpus} × {C.money(per, cur)}/GPU-hour ÷ ({single:,.1f} token/s × 3600) × 1e6",
+                    )
+                )
     elif q == "train":
         s = rows["time in seconds"]
-        out.append(("cost of the run", C.cost_of_seconds(s, per, gpus), cur,
-                    f"{s / 3600:,.0f} h × {gpus} GPU{'s' if gpus > 1 else ''} × {C.money(per, cur)}/GPU-hour"))
+        out.append(
+            (
+                "cost of the run",
+                C.cost_of_seconds(s, per, gpus),
+                cur,
+                f"{s / 3600:,.0f} h × {gpus} GPU{'s' if gpus > 1 else ''} × {C.money(per, cur)}/GPU-hour",
+            )
+        )
     elif q == "roofline" and "time floor" in rows:
         of_seconds("cost of the operation", rows["time floor"] * 1e-6, "time floor")
     elif q == "transfer":
@@ -170,14 +237,20 @@ def with_cost(a, ans: dict) -> dict:
         else:
             for kind in ("pinned", "pageable"):
                 if f"{kind} time" in rows:
-                    of_seconds("cost of the operation" + ("" if kind == "pinned" else ", pageable"),
-                               rows[f"{kind} time"] * 1e-3, f"{kind} time")
+                    of_seconds(
+                        "cost of the operation" + ("" if kind == "pinned" else ", pageable"),
+                        rows[f"{kind} time"] * 1e-3,
+                        f"{kind} time",
+                    )
     elif q == "allreduce":
         of_seconds("cost of the operation", rows["time"] * 1e-3, "time", gpus)
     elif q == "launches":
         of_seconds("cost of the operation", rows["eager, per step"] * 1e-3, "eager launches per step")
         if "graph, per step" in rows:
             of_seconds("cost of the operation, graph", rows["graph, per step"] * 1e-3, "graph launches per step")
-    notes.append("costs from your price (" + ("rent" if not price.buying else "purchase + energy") +
-                 "); every cost row names its inputs' sources")
+    notes.append(
+        "costs from your price ("
+        + ("rent" if not price.buying else "purchase + energy")
+        + "); every cost row names its inputs' sources"
+    )
     return {**ans, "rows": ans["rows"] + out, "notes": ans.get("notes", []) + notes}
