@@ -49,13 +49,21 @@ def cmd_run(a) -> int:
 
 def cmd_report(a) -> int:
     from . import report
+    from .cost_report import PricesError, load_prices
     try:
-        written = report.write_report(a.paths or [a.results], a.out, a.include_incomplete, all_runs=a.all_runs)
+        prices = None
+        if a.prices is not None:  # read before anything is written: a bad file writes no report
+            prices = load_prices(a.prices)
+        written = report.write_report(a.paths or [a.results], a.out, a.include_incomplete, all_runs=a.all_runs,
+                                      prices=prices)
     except LoadError as exc:
         print(f"triaudit report: {exc}", file=sys.stderr)
         return 2
     except report.ReportError as exc:
         print(f"triaudit report: {exc}", file=sys.stderr)
+        return 2
+    except PricesError as exc:  # the prices file, named, and what is wrong in it
+        print(f"triaudit report: --prices {exc}", file=sys.stderr)
         return 2
     for p in written:
         say(f"wrote {p}")
@@ -186,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--include-incomplete", action="store_true", help="include interrupted runs (left out by default)")
     rep.add_argument("--all-runs", action="store_true",
                      help="every run its own column (default: each card's newest complete run, named under each table)")
+    rep.add_argument("--prices", type=Path, default=None, metavar="PRICES.toml",
+                     help="your prices per card (rent or buy; format: scripts/prices.template.toml): adds cost tables")
     rep.set_defaults(func=cmd_report)
 
     c = sub.add_parser("compare", help="verdict per case between two runs: exit 0 no regression, 1 regression, "

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from . import cost_report, energy_report, fleet_report, p2p_report, peer_report, stream_report
 from . import frames as F
-from . import fleet_report, p2p_report, peer_report, stream_report
 from .table import card_contexts
 
 
@@ -336,12 +336,14 @@ def published_section(df: pd.DataFrame) -> Section:
     return sec
 
 
-def all_sections(df: pd.DataFrame) -> list[Section]:
+def all_sections(df: pd.DataFrame, prices=None) -> list[Section]:
     secs = [stream_section(df), gemm_section(df), memcpy_section(df), launch_section(df), allreduce_section(df),
             published_section(df)]
     secs.append(fleet_report.fleet_section(df))  # whole-node runs: every GPU against its siblings
     secs.append(peer_report.peer_section(df))  # imported peer tools beside triaudit (triaudit import)
     secs += p2p_report.sections(df)  # GPU x GPU copy matrices, allreduce scaling over GPU counts
+    secs.append(energy_report.energy_section(df))  # burst vs sustained, power, perf per watt
+    secs += [cost_report.cost_section(df, prices)] if prices is not None else []  # report --prices
     drawn, note = F.plotted(df)
     fig = roofline_figure(drawn)
     if fig is not None:

@@ -133,7 +133,8 @@ def _runs_under(t: pd.DataFrame, shown: dict) -> str:
     return ("Runs: " + " | ".join(named)) if named else ""
 
 
-def write_report(paths: list[Path], out: Path, include_incomplete: bool = False, *, all_runs: bool = False) -> list[Path]:
+def write_report(paths: list[Path], out: Path, include_incomplete: bool = False, *, all_runs: bool = False,
+                 prices=None) -> list[Path]:
     files, _ = scan_paths(paths)
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -147,7 +148,7 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False,
     except OSError as e:
         raise ReportError(f"--out {out}: cannot be made: {e.strerror or e}") from e
     tidy = _TidyWriter(df, out / "tidy.csv")  # large tables: written while the figures are drawn
-    sections = corners.all_sections(df) if not df.empty else []
+    sections = corners.all_sections(df, prices=prices) if not df.empty else []  # prices: cost_report.Prices
     shown = df.attrs.get("shown", {})
     names = ["report.md", "report.html"] + [f"{s.key}.csv" for s in sections] + \
             [f"{stem}.png" for s in sections for stem, _, _ in s.figures]
