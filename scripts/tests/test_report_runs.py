@@ -140,3 +140,14 @@ def test_plots_draw_a_few_columns_and_say_which(tmp_path):
     assert "drawn: 4 of 5 columns, Synthetic Card 0, Synthetic Card 1, Synthetic Card 2, Synthetic Card 3" in md
     header = next(line for line in md.splitlines() if line.startswith("| op | type |"))
     assert "Synthetic Card 4" in header  # every card in the tables
+
+
+def test_two_runs_of_one_name_in_different_folders_are_not_one_column(tmp_path):
+    _stream_run(tmp_path / "a", "h", "20260101T000000Z-synthetic", "NVIDIA H200", 4000)
+    _stream_run(tmp_path / "b", "h", "20260101T000000Z-synthetic", "NVIDIA H200", 2000)
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(out), "--all-runs"]) == 0
+    header = next(line for line in (out / "report.md").read_text().splitlines() if line.startswith("| op | type |"))
+    assert header.count("NVIDIA H200 · 20260101T000000Z-synthetic") == 2
+    line = _triad_line((out / "report.md").read_text())
+    assert ("4,000" in line or "4000" in line) and ("2,000" in line or "2000" in line)

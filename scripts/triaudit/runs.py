@@ -141,6 +141,7 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
         hosts_per_card.setdefault(card, set()).add(h)
     labels: dict[str, str] = {}
     shown: dict[str, list[str]] = {}
+    owner: dict[tuple, str] = {}  # (label, origin) -> run folder: one column never holds two runs
     by_dir = {d: g for d, g in files.groupby("run_dir", sort=False)}
     for (card, h, org), dirs in chosen.items():
         for run_dir in dirs:
@@ -154,6 +155,8 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
                 base = f"{card}{_SEP}{h or 'unknown host'}"
             else:
                 base = card
+            if owner.setdefault((base, org), run_dir) != run_dir:  # two runs of one name: tell them apart
+                base = f"{base}{_SEP}{Path(run_dir).parent.name}/{Path(run_dir).name}"
             for f in g["file"]:
                 ctx = contexts.get(f, {})
                 gpu, label = gpu_identity(ctx, run, Path(f).name), base
