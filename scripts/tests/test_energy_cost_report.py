@@ -274,3 +274,27 @@ def test_cost_arithmetic_of_the_two_checks_by_hand():
     s = 6 * 7e9 * 3e11 / (312e12 * 8 * 0.5)
     assert C.cost_of_seconds(s, 1.5, 8) == pytest.approx(33_654, abs=1)
     assert not math.isnan(per)
+
+
+def test_counter_and_samples_that_disagree_are_named(tmp_path, capsys):
+    root = tmp_path / "results"
+    write(root / "h100" / "run1" / "triaudit_synthetic_energy.json", synthetic_energy_result(H100, samples=1.25))
+    _, md, _ = report(tmp_path, root)
+    # bf16 burst: the counter says 690 W, the samples 1.25 x 690 = 862.5 W: +25 %. STREAM's samples agree.
+    assert f"| gemm/ceiling/bf16/burst | counter 690 W, samples {690 * 1.25:.0f} W (+25%) |" in md
+    assert "| stream/triad/" not in md.split("disagree by more than 10%")[1].split("###")[0]
+
+
+def test_prices_match_the_cards_name_under_all_runs(tmp_path, capsys):
+    root = results(tmp_path)
+    write(root / "nvidia-h100" / "run2" / "triaudit_synthetic_energy.json", synthetic_energy_result(H100))
+    out = tmp_path / "report"
+    assert (
+        cli.main(
+            ["report", str(root), "--out", str(out), "--all-runs", "--prices", str(prices_file(tmp_path, TWO_CARDS))]
+        )
+        == 0
+    )
+    c = pd.read_csv(out / "cost.csv")
+    assert set(c["card"]) == {f"{H100} · run1", f"{H100} · run2", f"{H200} · run1"}
+    assert set(c.loc[c["card"].str.startswith(H100), "price_key"]) == {"h100-sxm"}
