@@ -171,3 +171,10 @@ def test_history_refuses_a_bad_regex_and_runs_of_different_cards(tmp_path, capsy
     assert "history follows one card" in err and "NVIDIA H100 80GB HBM3: 20260103T000000Z-c" in err
     (tmp_path / "file").write_text("x")
     assert cli.main(["history", str(a), str(b), "--out", str(tmp_path / "file")]) == 2
+
+
+def test_a_folder_of_several_runs_is_refused(tmp_path, capsys):
+    _run(tmp_path / "card", "20260101T000000Z-a", {GEMM: (1e-3, {"flops": 1e15})})
+    _run(tmp_path / "card", "20260102T000000Z-b", {GEMM: (1e-3, {"flops": 1e15})})
+    assert cli.main(["compare", str(tmp_path / "card"), str(tmp_path / "card" / "20260102T000000Z-b")]) == 2
+    assert "holds 2 runs" in capsys.readouterr().err

@@ -93,6 +93,10 @@ def load_samples(path: Path) -> RunSamples:
     files, skipped = scan_paths([path])
     if not files:
         raise CompareError(f"{path}: no result files" + (f" ({'; '.join(skipped)})" if skipped else ""))
+    folders = sorted({f.parent for f in files})
+    if len(folders) > 1:
+        raise CompareError(f"{path}: holds {len(folders)} runs ({', '.join(d.name for d in folders[:4])}"
+                           f"{', ...' if len(folders) > 4 else ''}): compare one run folder against another")
     cases: dict[str, CaseSample] = {}
     owner: dict[str, str] = {}
     context: dict = {}
