@@ -23,7 +23,12 @@ case $rc in
   77) echo "triaudit: no CUDA device on this machine: nothing was measured; the report shows what results/ holds." ;;
   *) echo "triaudit: the run reported failures (exit $rc); see the logs in its results folder." ;;
 esac
-triaudit report results --out report > /dev/null
+if [ $rc -eq 77 ]; then
+  triaudit report results --out report > /dev/null \
+    --note "This machine has no usable GPU: this run measured nothing; the tables show what results/ already held."
+else
+  triaudit report results --out report > /dev/null
+fi
 # The last line says what the report holds, as written (not what it might hold).
 plots=$(find report -maxdepth 1 -name '*.png' | wc -l)
 tables=$(find report -maxdepth 1 -name '*.csv' ! -name tidy.csv | wc -l)

@@ -151,3 +151,12 @@ def test_two_runs_of_one_name_in_different_folders_are_not_one_column(tmp_path):
     assert header.count("NVIDIA H200 · 20260101T000000Z-synthetic") == 2
     line = _triad_line((out / "report.md").read_text())
     assert ("4,000" in line or "4000" in line) and ("2,000" in line or "2000" in line)
+
+
+def test_a_note_from_the_caller_heads_the_report(tmp_path):
+    (tmp_path / "results").mkdir()
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out),
+                     "--note", "This machine has no usable GPU: this run measured nothing."]) == 0
+    md = (out / "report.md").read_text()
+    assert md.index("This machine has no usable GPU") < md.index("no runs yet")

@@ -55,7 +55,7 @@ def cmd_report(a) -> int:
         if a.prices is not None:  # read before anything is written: a bad file writes no report
             prices = load_prices(a.prices)
         written = report.write_report(a.paths or [a.results], a.out, a.include_incomplete, all_runs=a.all_runs,
-                                      prices=prices)
+                                      prices=prices, notes=tuple(a.note or ()))
     except LoadError as exc:
         print(f"triaudit report: {exc}", file=sys.stderr)
         return 2
@@ -192,6 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", type=Path, default=Path("report"),
                      help="folder for report.md, report.html, the CSV tables and PNG plots (made if missing)")
     rep.add_argument("--include-incomplete", action="store_true", help="include interrupted runs (left out by default)")
+    rep.add_argument("--note", action="append", metavar="TEXT",
+                     help="a line for the top of the report (repeatable), e.g. why this machine measured nothing")
     rep.add_argument("--all-runs", action="store_true",
                      help="every run its own column (default: each card's newest complete run, named under each table)")
     rep.add_argument("--prices", type=Path, default=None, metavar="PRICES.toml",

@@ -86,12 +86,13 @@ def build(paths: list[Path], include_incomplete: bool = False, all_runs: bool = 
     return df, header, corners.all_sections(df) if not df.empty else []
 
 
-def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False):
+def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False, notes: tuple = ()):
     files, skipped = scan_paths(paths)
     all_rows = load_table(files)
     df = all_rows
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     header = ["# triaudit report", "", f"Made {now} by triaudit {__version__}, commit {_source_commit()}."]
+    header += list(notes)  # from the caller, e.g. main.sh: "this machine has no usable GPU"
     header += list(skipped) + list(all_rows.attrs.get("notes", ()))
     if not df.empty:
         partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"]))
@@ -134,13 +135,13 @@ def _runs_under(t: pd.DataFrame, shown: dict) -> str:
 
 
 def write_report(paths: list[Path], out: Path, include_incomplete: bool = False, *, all_runs: bool = False,
-                 prices=None) -> list[Path]:
+                 prices=None, notes: tuple = ()) -> list[Path]:
     files, _ = scan_paths(paths)
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ReportError(f"--out {out}: exists and is not a folder (the report is a folder of files)")
     inputs = {f.resolve() for f in files}
-    df, header = _frame(paths, include_incomplete, all_runs)
+    df, header = _frame(paths, include_incomplete, all_runs, notes)
     if (out / "tidy.csv").resolve() in inputs:
         raise ReportError(f"refusing to write {out / 'tidy.csv'}: it is one of the inputs")
     try:
