@@ -29,11 +29,11 @@ if [ $rc -eq 77 ]; then
 else
   triaudit report results --out report > /dev/null
 fi
-# The last line says what the report holds, as written (not what it might hold).
-plots=$(find report -maxdepth 1 -name '*.png' | wc -l)
-tables=$(find report -maxdepth 1 -name '*.csv' ! -name tidy.csv | wc -l)
+# The last line says what this report holds, read from it (not what it might hold, nor older files in report/).
+plots=$(grep -c '^!\[' report/report.md || true)
+tables=$(grep -c '^### ' report/report.md || true)
 if [ "$plots" -gt 0 ]; then
-  echo "triaudit: report in report/report.html (self-contained) and report/report.md: $tables CSV table(s), $plots PNG plot(s)"
+  echo "triaudit: report in report/report.html (self-contained) and report/report.md: $tables table(s), $plots PNG plot(s)"
 else
   echo "triaudit: report in report/report.md and report/report.html: no measured results yet, so no plots (its first lines say why)"
 fi
