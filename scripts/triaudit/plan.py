@@ -13,6 +13,8 @@ files) or datasheet (specs.py). Formulas (the seeds'):
   ring allreduce     = each rank sends 2(n-1)/n x payload; time = that / per-direction link bytes/s
   host transfer      = payload / link bytes/s
   kernel launches    = count x per-kernel cost (eager, or inside a CUDA Graph)
+  cost (plan_cost.py) = GPUs x hours x price per GPU-hour: the rent / utilisation, or (buying) price /
+                       (years x 8760 h x utilisation) + watts / 1000 x price per kWh
 """
 from __future__ import annotations
 
