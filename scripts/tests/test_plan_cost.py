@@ -38,6 +38,9 @@ def test_7b_fp16_decode_on_h100_sxm_at_2_50_per_hour_is_2_90_per_million_tokens(
     assert rows["cost per million tokens"] == pytest.approx(2.90, abs=0.005)
     assert rows["cost per hour"] == 2.5
     assert "user price" in src["cost per hour"] and "239.3 token/s" in src["cost per million tokens"]
+    # Every input's source: the price is the user's, the rate the datasheet's.
+    assert "(user price, --price-per-hour)" in src["cost per million tokens"]
+    assert src["cost per million tokens"].endswith("rate from datasheet: H100 SXM5 80GB")
 
 
 def test_7b_on_8_a100_at_50pct_mfu_at_1_50_per_gpu_hour_is_33_7k(capsys):
@@ -152,6 +155,7 @@ def test_buying_with_a_run_uses_the_power_measured_on_the_binding_case(tmp_path,
     )
     assert rows["power drawn"] == pytest.approx(500.0)
     assert src["power drawn"].startswith("measured: watts_mean of stream/triad/fp32/cache:cold/bytes:1073741824")
+    assert "rate from measured: stream/triad/fp32/cache:cold/bytes:1073741824 (run1)" in src["cost per million tokens"]
     assert rows["cost per million tokens"] == pytest.approx((30000 / 26280 + 0.1) / (3.0e12 / 14e9 * 3600) * 1e6)
     # Training binds on compute: the BF16 GEMM ceiling (burst, 690 W) is the figure and its power.
     _, rows, src = ans(

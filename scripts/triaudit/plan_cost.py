@@ -187,13 +187,22 @@ def with_cost(a, ans: dict) -> dict:
         )
     )
 
-    def of_seconds(label: str, seconds: float, what: str, n: int = 1) -> None:
+    # Where the time or throughput came from: the source of the answer's row it rests on.
+    sources = {r[0]: r[3] for r in ans["rows"]}
+
+    def from_row(*labels: str) -> str:
+        src = next((sources[k] for want in labels for k in sources if k.startswith(want) and sources[k]), "")
+        return f"; rate from {src}" if src else ""
+
+    price_src = f"{C.money(per, cur)}/GPU-hour ({'see cost per hour' if price.buying else price.source})"
+
+    def of_seconds(label: str, seconds: float, what: str, n: int = 1, rate: str = "") -> None:
         out.append(
             (
                 label,
                 C.cost_of_seconds(seconds, per, n),
                 cur,
-                f"{what} {seconds:.4g} s × {n} GPU{'s' if n > 1 else ''} × {C.money(per, cur)}/GPU-hour",
+                f"{what} {seconds:.4g} s × {n} GPU{'s' if n > 1 else ''} × {price_src}{rate}",
             )
         )
 
@@ -208,7 +217,8 @@ def with_cost(a, ans: dict) -> dict:
             notes.append("does not fit: no cost per token (cost per hour of the GPUs asked for only)")
         else:
             batch, tps = batched[-1] if batched else (1, single)
-            src = f"{gpus} × {C.money(per, cur)}/GPU-hour ÷ ({tps:,.1f} token/s at batch {batch} × 3600) × 1e6"
+            rate = from_row("compute (" if ans.get("binds") == "compute" else "memory bandwidth")
+            src = f"{gpus} × {price_src} ÷ ({tps:,.1f} token/s at batch {batch} × 3600) × 1e6{rate}"
             out.append(("cost per million tokens", C.cost_per_million_tokens(tps, per, gpus), cur, src))
             if batch != 1 and single:
                 out.append(
@@ -216,7 +226,7 @@ def with_cost(a, ans: dict) -> dict:
                         "cost per million tokens at batch 1",
                         C.cost_per_million_tokens(single, per, gpus),
                         cur,
-                        f"{gpus} × {C.money(per, cur)}/GPU-hour ÷ ({single:,.1f} token/s × 3600) × 1e6",
+                        f"{gpus} × {price_src} ÷ ({single:,.1f} token/s × 3600) × 1e6{from_row('memory bandwidth')}",
                     )
                 )
     elif q == "train":
@@ -226,14 +236,15 @@ def with_cost(a, ans: dict) -> dict:
                 "cost of the run",
                 C.cost_of_seconds(s, per, gpus),
                 cur,
-                f"{s / 3600:,.0f} h × {gpus} GPU{'s' if gpus > 1 else ''} × {C.money(per, cur)}/GPU-hour",
+                f"{s / 3600:,.0f} h × {gpus} GPU{'s' if gpus > 1 else ''} × {price_src}{from_row('per-GPU peak')}",
             )
         )
     elif q == "roofline" and "time floor" in rows:
-        of_seconds("cost of the operation", rows["time floor"] * 1e-6, "time floor")
+        bound = "ridge point (" if ans.get("binds") == "compute" else "memory bandwidth"
+        of_seconds("cost of the operation", rows["time floor"] * 1e-6, "time floor", rate=from_row(bound))
     elif q == "transfer":
         if "time" in rows:
-            of_seconds("cost of the operation", rows["time"] * 1e-3, "time")
+            of_seconds("cost of the operation", rows["time"] * 1e-3, "time", rate=from_row("link"))
         else:
             for kind in ("pinned", "pageable"):
                 if f"{kind} time" in rows:
@@ -241,13 +252,24 @@ def with_cost(a, ans: dict) -> dict:
                         "cost of the operation" + ("" if kind == "pinned" else ", pageable"),
                         rows[f"{kind} time"] * 1e-3,
                         f"{kind} time",
+                        rate=from_row(f"{kind} bandwidth"),
                     )
     elif q == "allreduce":
-        of_seconds("cost of the operation", rows["time"] * 1e-3, "time", gpus)
+        of_seconds("cost of the operation", rows["time"] * 1e-3, "time", gpus, rate=from_row("link, per direction"))
     elif q == "launches":
-        of_seconds("cost of the operation", rows["eager, per step"] * 1e-3, "eager launches per step")
+        of_seconds(
+            "cost of the operation",
+            rows["eager, per step"] * 1e-3,
+            "eager launches per step",
+            rate=from_row("eager, per"),
+        )
         if "graph, per step" in rows:
-            of_seconds("cost of the operation, graph", rows["graph, per step"] * 1e-3, "graph launches per step")
+            of_seconds(
+                "cost of the operation, graph",
+                rows["graph, per step"] * 1e-3,
+                "graph launches per step",
+                rate=from_row("graph, per"),
+            )
     notes.append(
         "costs from your price ("
         + ("rent" if not price.buying else "purchase + energy")
