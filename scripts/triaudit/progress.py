@@ -115,7 +115,8 @@ class RichProgress(PlainProgress):
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                                  console=self.console, transient=False)
-        self.log = self.console.print
+        # Everything the run says goes through the bar's console, so lines and the bar do not collide.
+        self.log = lambda text: self.console.print(text, markup=False, highlight=False)
         self.task = None
         self.progress.start()
 

@@ -285,6 +285,7 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     began = time.monotonic()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # CI cancellations arrive as SIGTERM
     progress = choose_progress(log)  # a live bar on a terminal, plain lines in CI logs
+    log = progress.log  # on a terminal the bar's console prints the run's own lines too
     try:
         for i, (name, exe) in enumerate(exes.items(), 1):
             args = COMMON_ARGS + PROFILES[profile].get(name, []) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
