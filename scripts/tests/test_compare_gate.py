@@ -87,6 +87,7 @@ def test_real_files_with_complexity_rows_compare(capsys):
     # test1_run1/run2 end with BigO/RMS rows; BM_2xSlower goes 50 -> 100 ns in one repetition.
     assert cli.main(["compare", str(GBENCH / "test1_run1.json"), str(GBENCH / "test1_run2.json")]) == 1
     out = capsys.readouterr().out
+    assert "test1_run1.json: 2 complexity (BigO/RMS) row(s) skipped" in out
     line = next(x for x in out.splitlines() if x.startswith("| `BM_2xSlower`"))
     assert "+100.0%" in line and "slower by more than" in line
     assert "| `BM_2xFaster` | time_s | 5e-08 | 2.5e-08 | -50.0% |" in out  # seconds; time: - is faster

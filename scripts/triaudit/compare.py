@@ -60,6 +60,7 @@ class RunSamples:
     context: dict
     cases: dict                    # case -> CaseSample
     complete: bool
+    notes: list = field(default_factory=list)   # what the loader skipped or wants said
 
     @property
     def samples(self) -> dict:
@@ -102,8 +103,10 @@ def load_samples(path: Path) -> RunSamples:
     context: dict = {}
     complete = True
     gpus: set[str] = set()
+    notes: list[str] = list(skipped)
     for f in files:
         rf = load_result(f)
+        notes += rf.notes
         run = read_run(f.parent, [rf.context])
         complete = complete and run.complete
         gpu = gpu_identity(rf.context, run, f.name)
@@ -123,7 +126,7 @@ def load_samples(path: Path) -> RunSamples:
     if len(gpus) > 1:
         raise CompareError(f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
                            "at a time, or use `triaudit outliers` across GPUs")
-    return RunSamples(str(path), context, cases, complete)
+    return RunSamples(str(path), context, cases, complete, notes)
 
 
 def comparability(a: RunSamples, b: RunSamples) -> list[str]:
@@ -208,7 +211,9 @@ def compare(baseline: Path, new: Path, alpha=0.05, min_effect=0.02, min_repetiti
     problems = comparability(a, b)
     if problems and not allow_different:
         raise CompareError("refusing to compare: " + "; ".join(problems) + " (--allow-different to compare anyway)")
-    return judge(a, b, alpha, min_effect, min_repetitions, max_untested_change, allow_algo_change)
+    result = judge(a, b, alpha, min_effect, min_repetitions, max_untested_change, allow_algo_change)
+    result.attrs["notes"] = a.notes + b.notes
+    return result
 
 
 def exit_code(result: pd.DataFrame) -> int:
@@ -236,6 +241,8 @@ def summary_markdown(result: pd.DataFrame, baseline: str, new: str, problems: li
     lines = [f"## triaudit compare: `{new}` against `{baseline}`", ""]
     if problems:
         lines += [f"Compared despite: {'; '.join(problems)}", ""]
+    for note in result.attrs.get("notes", []):
+        lines += [note, ""]
     lines.append(", ".join(f"{counts.get(k, 0)} {k}" for k in ("slower", "faster", "same", "uncertain", "untested",
                                                               "missing", "newly failing", "algorithm changed",
                                                               "untested change", "not comparable")))
