@@ -179,3 +179,13 @@ def test_a_folder_of_several_runs_is_refused(tmp_path, capsys):
     _run(tmp_path / "card", "20260102T000000Z-b", {GEMM: (1e-3, {"flops": 1e15})})
     assert cli.main(["compare", str(tmp_path / "card"), str(tmp_path / "card" / "20260102T000000Z-b")]) == 2
     assert "holds 2 runs" in capsys.readouterr().err
+
+
+def test_a_case_in_two_files_of_the_new_run_is_a_conflict_not_a_number(tmp_path, capsys):
+    base = _run(tmp_path, "base", {GEMM: (1e-3, {"flops": 1e15})})
+    new = _run(tmp_path, "new", {GEMM: (1e-3, {"flops": 1e15})})
+    write(new / "second_synthetic.json", {"context": synthetic_context("NVIDIA H200"), "benchmarks": [
+        _entry(GEMM, 1e-2, r, 5, flops=1e14) for r in range(5)]})
+    assert cli.main(["compare", str(base), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "### newly failing" in out and "conflict" in out and "second_synthetic.json" in out
