@@ -25,3 +25,14 @@ def test_tidy_csv_written_by_a_forked_child_is_the_same(tmp_path, monkeypatch):
     report.write_report([tmp_path / "r"], tmp_path / "b")
     a = (tmp_path / "a" / "tidy.csv").read_text()
     assert a == (tmp_path / "b" / "tidy.csv").read_text() and a.count("\n") > 10
+
+
+def test_a_bad_file_among_many_is_named_when_read_in_parallel(tmp_path, monkeypatch, capsys):
+    from triaudit import cli
+    for i in range(12):
+        write(tmp_path / "r" / f"h{i}" / "synthetic_stream.json", synthetic_stream_result("Synthetic Card", 1000, sizes=(2**20,)))
+    bad = tmp_path / "r" / "h5" / "broken_synthetic.json"
+    bad.write_text('{"benchmarks": [')
+    monkeypatch.setattr(table, "PARALLEL_FILES", 4)
+    assert cli.main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep")]) == 2
+    assert "broken_synthetic.json: not valid JSON" in capsys.readouterr().err
