@@ -55,7 +55,7 @@ def main():
             fail(f"missing '{want}' in {lines}")
     # A device, or the reason there is none: no GPU here, or fewer GPUs than ranks (2 ranks on a
     # one-GPU machine).
-    if not all(re.search(r"device (\d+$|no CUDA device|\d+ ranks on this node but \d+ visible GPUs)", l) for l in lines):
+    if not all(re.search(r"device (\d+$|no CUDA device|\d+ ranks on this node but \d+ visible GPUs|local ranks \d+ and \d+ would share one GPU)", l) for l in lines):
         fail(f"no device mapping (or reason) per rank: {lines}")
     r = subprocess.run([mpirun, "-np", "2", single], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode == 0 or "refusing to run" not in r.stderr:

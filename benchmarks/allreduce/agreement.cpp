@@ -46,20 +46,26 @@ namespace {
 // The worst status over all processes, the lowest rank that has it, and its message.
 struct Verdict {
   int kind = 0, rank = 0;
+  bool broken = false;
   std::string message;
 };
 
-Verdict worst_status(int kind, const std::string& message) {
+Verdict worst_status(int kind, const std::string& message, bool broken) {
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  // Failures outrank skips: order by severity (verification 3 and failure 2 above skip 1).
+  // Failures outrank skips: severity 0 ok, 1 skipped, 3 failed, 4 verification failed. MINLOC on
+  // the negated severity gives the worst, and on a tie the lowest rank.
   struct {
-    int severity, rank;
-  } mine{kind == 1 ? 1 : (kind == 0 ? 0 : kind + 1), -me}, worst{};
-  MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    int value, rank;
+  } mine{-(kind == 1 ? 1 : (kind == 0 ? 0 : kind + 1)), me}, worst{};
+  MPI_Allreduce(&mine, &worst, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD);
+  int any_broken = 0, mine_broken = broken ? 1 : 0;
+  MPI_Allreduce(&mine_broken, &any_broken, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   Verdict v;
-  v.kind = worst.severity <= 1 ? worst.severity : worst.severity - 1;
-  v.rank = -worst.rank;
+  const int severity = -worst.value;
+  v.kind = severity <= 1 ? severity : severity - 1;
+  v.rank = worst.rank;
+  v.broken = any_broken != 0;
   if (v.kind == 0) return v;
   char buf[1024] = {};
   if (me == v.rank) std::strncpy(buf, message.c_str(), sizeof buf - 1);
@@ -73,7 +79,9 @@ Verdict worst_status(int kind, const std::string& message) {
 void Agreement::agree() {
 #if TRIAUDIT_WITH_MPI
   if (mpi_) {
-    const Verdict v = worst_status(kind_, message_);
+    const bool broken = kind_ != 0 && broken_probe_ && broken_probe_();
+    const Verdict v = worst_status(kind_, message_, broken);
+    if (v.broken && !broken && on_broken_) on_broken_(v.message);
     if (v.kind != 0) throw_verdict(v.kind, v.rank, v.message);
     return;
   }

@@ -32,11 +32,18 @@ class Agreement {
 
   bool ok() const { return kind_ == 0; }
 
+  // When some rank's shared state is broken (e.g. its communicators aborted), `on_broken` runs on
+  // every rank that is not, before the verdict is thrown. `broken_probe` says whether this rank's is.
+  void on_broken(std::function<void(const std::string&)> fn) { on_broken_ = std::move(fn); }
+  void broken_probe(std::function<bool()> fn) { broken_probe_ = std::move(fn); }
+
  private:
   void throw_verdict(int kind, int rank, const std::string& message) const;
   bool mpi_;
   int kind_ = 0;  // 0 ok, 1 skipped, 2 failed, 3 verification failed
   std::string message_;
+  std::function<void(const std::string&)> on_broken_;
+  std::function<bool()> broken_probe_;
 };
 
 }  // namespace triaudit

@@ -108,6 +108,11 @@ EnergyReading summed_energy(std::vector<LocalRank>& ranks, const std::vector<std
 
 // One case in phases; every MPI collective goes through `agree` (agreement.hpp).
 void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree) {
+  agree.step([] {
+    require_runnable();           // the suite's checks (skipped by run_guarded_outcome under MPI)
+    (void)AllreduceWorld::get();  // throws when the communicators were never made or were aborted
+  });
+  agree.agree();
   AllreduceWorld& w = AllreduceWorld::get();
   auto& ranks = w.local();
   const TypeInfo& t = *c.type;
@@ -308,7 +313,8 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
                    : e0.millijoules ? e1
                                     : e0);
   const EnergyReading end_all = all_known ? EnergyReading{static_cast<std::uint64_t>(delta_mj), ""} : start_all;
-  r.energy = record_case_energy(c.name, window, start_all, end_all, timed_ops + warmup_ops);
+  r.energy =
+      record_case_energy(c.name, window, start_all, end_all, timed_ops + warmup_ops, static_cast<int>(job_ranks));
   report_loop(state, r);
   state.counters["ops_per_region"] = ops;
   if (r.energy.valid && r.energy.watts_mean > 0)
@@ -317,9 +323,15 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
   append_label(state, nccl_choice_label(c.algo, t.name, bytes, world));
 }
 
+// Under MPI the suite's own checks (a failed setup, a lost CUDA context) run inside the body's
+// first phase, so a rank that cannot run the case still meets the others at their agreement
+// instead of leaving the case early; a rank whose communicators were aborted makes every rank
+// abort theirs (the next case would otherwise wait on a peer that is gone).
 void allreduce_case(benchmark::State& state, const CaseSpec& c) {
   Agreement agree(mpi_build());
-  const CaseOutcome out = run_guarded_outcome(state, [&] { allreduce_body(state, c, agree); });
+  agree.on_broken([](const std::string& why) { AllreduceWorld::abort_if_alive("another rank: " + why); });
+  agree.broken_probe([] { return AllreduceWorld::broken(); });
+  const CaseOutcome out = run_guarded_outcome(state, [&] { allreduce_body(state, c, agree); }, !mpi_build());
   report_outcome(state, out);
 }
 
@@ -477,7 +489,11 @@ void probe_nccl_choices(const char* self, int argc, char** argv) {
     return;
   }
   const std::string log = std::string(dir) + "/nccl.log", answers = std::string(dir) + "/choices.txt";
-  std::string cmd = "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE='" + log + "' '" + self + "'";
+  // At most 5 minutes (timeout(1) where it exists): a probe whose NCCL setup hangs must not hold
+  // the measurement back forever.
+  const bool have_timeout = std::system("command -v timeout > /dev/null 2>&1") == 0;
+  std::string cmd = std::string(have_timeout ? "timeout -k 10 300 " : "") +
+                    "env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE='" + log + "' '" + self + "'";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--benchmark_", 0) == 0) continue;
@@ -529,6 +545,14 @@ int main(int argc, char** argv) {
   // answer (exit 0 / 2) on any machine, as every other executable gives it.
   SuiteSpec spec = base_spec("triaudit_allreduce_mpi");
   if (const auto rc = check_command_line(argc, argv, spec, {"--dry-run"})) return *rc;
+  // Every rank must run the cases in the same order: Google Benchmark seeds its shuffle per process.
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--benchmark_enable_random_interleaving", 38) == 0 &&
+        std::strcmp(argv[i], "--benchmark_enable_random_interleaving=false") != 0) {
+      std::cerr << "triaudit_allreduce_mpi: bad command line: " << argv[i]
+                << " would run the cases in a different order on every rank (each process shuffles on its own)\n";
+      return kExitBadCommandLine;
+    }
 
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
@@ -556,8 +580,23 @@ int main(int argc, char** argv) {
   int count = 0;
   const cudaError_t ce = cudaGetDeviceCount(&count);
   std::string map_error = ce == cudaSuccess ? "" : std::string("no CUDA device (") + cudaGetErrorString(ce) + ")";
-  const int device = ce == cudaSuccess ? device_for_local_rank(local_rank, local_size, count, &map_error) : -1;
-
+  int device = ce == cudaSuccess ? device_for_local_rank(local_rank, local_size, count, &map_error) : -1;
+  // Two ranks of a node must not share a GPU (e.g. one GPU visible to each, but the same one):
+  // compare the chosen devices' UUIDs over the node.
+  char uuid[16] = {};
+  if (device >= 0) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) std::memcpy(uuid, prop.uuid.bytes, sizeof uuid);
+  }
+  std::vector<char> uuids(static_cast<std::size_t>(local_size) * sizeof uuid);
+  MPI_Allgather(uuid, sizeof uuid, MPI_CHAR, uuids.data(), sizeof uuid, MPI_CHAR, local);
+  for (int r = 0; r < local_size && device >= 0; ++r)
+    if (r != local_rank && std::memcmp(&uuids[static_cast<std::size_t>(r) * sizeof uuid], uuid, sizeof uuid) == 0 &&
+        std::any_of(uuid, uuid + sizeof uuid, [](char ch) { return ch != 0; })) {
+      map_error = "local ranks " + std::to_string(std::min(r, local_rank)) + " and " +
+                  std::to_string(std::max(r, local_rank)) + " would share one GPU: start at most one rank per GPU";
+      device = -1;
+    }
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   char line[1024];

@@ -41,6 +41,9 @@ int device_for_local_rank(int local_rank, int local_size, int device_count, std:
     if (error) *error = "no CUDA device visible";
     return -1;
   }
+  // One visible GPU per rank (the launcher bound each rank to its own): device 0. Whether two
+  // ranks got the same GPU is checked by the bootstrap (their UUIDs), not here.
+  if (device_count == 1) return 0;
   if (local_size > device_count) {
     if (error)
       *error = std::to_string(local_size) + " ranks on this node but " + std::to_string(device_count) +
@@ -109,6 +112,8 @@ std::vector<NcclChoice> parse_nccl_tuning(const std::string& log) {
   };
   static const std::regex best(R"(Best tuning, algorithm, (\w+), protocol, (\w+))");
   static const std::regex numeric(R"((\d+) Bytes -> Algo (\d+) proto (\d+))");
+  // NCCL 2.19-2.27: "AllReduce: 1048576 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..23}"
+  static const std::regex named(R"((\d+) Bytes -> Algo ([A-Za-z_]+) proto ([A-Za-z0-9_]+))");
   std::vector<NcclChoice> out;
   std::istringstream in(log);
   std::string line;
@@ -116,6 +121,8 @@ std::vector<NcclChoice> parse_nccl_tuning(const std::string& log) {
   while (std::getline(in, line)) {
     if (std::regex_search(line, m, best)) {
       out.push_back({0, algo_name(m[1]), proto_name(m[2])});
+    } else if (std::regex_search(line, m, named)) {
+      out.push_back({std::stoull(m[1]), algo_name(m[2]), proto_name(m[3])});
     } else if (std::regex_search(line, m, numeric)) {
       const unsigned a = static_cast<unsigned>(std::stoul(m[2])), p = static_cast<unsigned>(std::stoul(m[3]));
       out.push_back(

@@ -128,6 +128,12 @@ const std::vector<ncclComm_t>& AllreduceWorld::comms(const std::string& algo, in
   return comms_.emplace(key, std::move(made)).first->second;
 }
 
+bool AllreduceWorld::broken() { return !instance() || !instance()->broken_.empty(); }
+
+void AllreduceWorld::abort_if_alive(const std::string& why) {
+  if (instance() && instance()->broken_.empty()) instance()->abort(why);
+}
+
 AllreduceWorld& AllreduceWorld::get() {
   if (!instance()) throw Error("no NCCL communicator (creating it failed; see above)");
   if (!instance()->broken_.empty()) throw Error("communicators aborted earlier: " + instance()->broken_);

@@ -42,7 +42,9 @@ class AllreduceWorld {
   // (every rank received the same ones).
   static void create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info,
                               int device);
-  static AllreduceWorld& get();  // throws when not created or broken
+  static AllreduceWorld& get();                        // throws when not created or broken
+  static bool broken();                                // the communicators were aborted (or never made)
+  static void abort_if_alive(const std::string& why);  // abort every communicator, once
   ~AllreduceWorld();
 
   const WorldInfo& info() const { return info_; }

@@ -6,12 +6,13 @@
 namespace triaudit {
 
 namespace {
-// A delta above this mean power is not energy but a counter reset (driver reload): 20 kW is far
-// beyond any single GPU board.
-constexpr double kImplausibleWatts = 20000.0;
+// A delta above this mean power per GPU is not energy but a counter reset (driver reload): 20 kW
+// is far beyond any single GPU board.
+constexpr double kImplausibleWattsPerGpu = 20000.0;
 }  // namespace
 
-void EnergyAccount::add(double seconds, const EnergyReading& start, const EnergyReading& end, long long ops) {
+void EnergyAccount::add(double seconds, const EnergyReading& start, const EnergyReading& end, long long ops,
+                        int devices) {
   if (!void_reason_.empty()) return;
   if (!start.millijoules || !end.millijoules) {
     void_reason_ = "unknown (NVML: " + (start.millijoules ? end.error : start.error) + ")";
@@ -20,7 +21,7 @@ void EnergyAccount::add(double seconds, const EnergyReading& start, const Energy
   // Unsigned subtraction: a wrap of the 64-bit counter is an ordinary delta.
   const std::uint64_t delta_mj = *end.millijoules - *start.millijoules;
   const double joules = static_cast<double>(delta_mj) / 1000.0;
-  if (seconds <= 0.0 || joules / seconds > kImplausibleWatts) {
+  if (seconds <= 0.0 || joules / seconds > kImplausibleWattsPerGpu * (devices > 0 ? devices : 1)) {
     void_reason_ = "energy counter reset during the measurement (driver reload?): no energy figure";
     return;
   }

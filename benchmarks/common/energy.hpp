@@ -27,7 +27,8 @@ struct EnergyFigures {
 class EnergyAccount {
  public:
   // One window: counter readings at its start and end, its length and the operations it held.
-  void add(double seconds, const EnergyReading& start, const EnergyReading& end, long long ops);
+  // `devices`: the GPUs whose counters the readings sum (the plausibility limit scales with them).
+  void add(double seconds, const EnergyReading& start, const EnergyReading& end, long long ops, int devices = 1);
   EnergyFigures figures(double min_window_s = 1.0) const;
 
  private:

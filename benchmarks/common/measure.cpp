@@ -35,15 +35,18 @@ class Instruments {
     energy_start_ = n ? n->total_energy() : EnergyReading{std::nullopt, "no NVML"};
     start_ = HostTimer::now();
   }
-  void finish(LoopResult& r, long long ops_in_window) {
+  // `account`: whether this window is the case's own work (a sweep's other shapes and a
+  // reference loop are not, and stay out of its energy account).
+  void finish(LoopResult& r, long long ops_in_window, bool account) {
     const NvmlDevice* n = device().nvml.get();
-    r.window_seconds = HostTimer::now() - start_;
+    r.window_end = HostTimer::now();
+    r.window_seconds = r.window_end - start_;
     const EnergyReading end = n ? n->total_energy() : EnergyReading{std::nullopt, "no NVML"};
     r.clocks = watch_.finish();
     r.temperature_start_c = temperature_start_ > 0 ? temperature_start_ : -1;
     r.temperature_end_c = n && n->temperature_c() ? static_cast<int>(*n->temperature_c()) : -1;
     EnergyAccount& acc = current().energy[current().name];
-    acc.add(r.window_seconds, energy_start_, end, ops_in_window);
+    if (account) acc.add(r.window_seconds, energy_start_, end, ops_in_window);
     r.energy = acc.figures();
   }
 
@@ -96,9 +99,9 @@ MeasureSettings& measure_settings() {
 }
 
 EnergyFigures record_case_energy(const std::string& name, double window_s, const EnergyReading& start,
-                                 const EnergyReading& end, long long ops) {
+                                 const EnergyReading& end, long long ops, int devices) {
   EnergyAccount& acc = current().energy[name];
-  acc.add(window_s, start, end, ops);
+  acc.add(window_s, start, end, ops, devices);
   return acc.figures();
 }
 
@@ -117,7 +120,8 @@ void append_label(benchmark::State& state, const std::string& part) {
 // The loop both timings share: regions for `warmup` seconds of wall time, unreported, then
 // timed regions until `window` seconds of wall time have passed (at least one; at most
 // max_regions when `capped`). `region` runs one region of `ops` operations and returns its time.
-LoopResult run_loop(const std::function<double()>& region, int ops, double warmup, double window, bool capped) {
+LoopResult run_loop(const std::function<double()>& region, int ops, double warmup, double window, bool capped,
+                    bool account) {
   const int max_regions = measure_settings().max_regions;
   LoopResult r;
   std::vector<double> per_op;
@@ -136,20 +140,38 @@ LoopResult run_loop(const std::function<double()>& region, int ops, double warmu
     r.ops += ops;
     per_op.push_back(t / ops);
   }
-  inst.finish(r, r.ops + r.warmup_ops);
+  inst.finish(r, r.ops + r.warmup_ops, account);
   finalize(r, per_op);
   return r;
 }
 
-LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s) {
+// Every device waits for its work: an operation may touch two GPUs (p2p).
+void synchronize_all_devices() {
+  int current = 0, count = 0;
+  TRIAUDIT_CUDA(cudaGetDevice(&current));
+  TRIAUDIT_CUDA(cudaGetDeviceCount(&count));
+  for (int d = 0; d < count; ++d) {
+    TRIAUDIT_CUDA(cudaSetDevice(d));
+    TRIAUDIT_CUDA(cudaDeviceSynchronize());
+  }
+  TRIAUDIT_CUDA(cudaSetDevice(current));
+}
+
+LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s, bool account_energy) {
   check_queue_budget(work);
   const MeasureSettings& cfg = measure_settings();
   const bool sustained = sustained_window_s > 0.0;
+  // One operation first, with the stream not held: CUDA loads a module's kernels lazily, and
+  // loading one may need the device to synchronize, which a held stream never lets happen (the
+  // hold would time out; nvbandwidth preloads its kernels for the same reason).
+  work.enqueue_op();
+  TRIAUDIT_CUDA_LAUNCH();
+  synchronize_all_devices();
   StreamLatch latch;
   Event start, stop;
   return run_loop([&] { return device_region(work, latch, start, stop); }, work.ops,
-                  warmup_s < 0.0 ? cfg.warmup_s : warmup_s, sustained ? sustained_window_s : cfg.min_time_s,
-                  !sustained);
+                  warmup_s < 0.0 ? cfg.warmup_s : warmup_s, sustained ? sustained_window_s : cfg.min_time_s, !sustained,
+                  account_energy);
 }
 
 LoopResult time_host(const HostWork& work) {
@@ -162,7 +184,7 @@ LoopResult time_host(const HostWork& work) {
     if (work.end_region) work.end_region();
     return HostTimer::now() - t0;
   };
-  return run_loop(region, work.ops, cfg.warmup_s, cfg.min_time_s, true);
+  return run_loop(region, work.ops, cfg.warmup_s, cfg.min_time_s, true, true);
 }
 
 LoopResult measure_device(benchmark::State& state, const DeviceWork& work) {
@@ -200,7 +222,7 @@ void report_sustained(benchmark::State& state, const LoopResult& r) {
     double started = 0.0, last_end = -1e30;
   };
   static Load load;
-  const double end = HostTimer::now(), began = end - r.window_seconds;
+  const double end = r.window_end, began = end - r.window_seconds;  // the window, not the checks after it
   if (load.name != current().name || began - load.last_end > 1.0) load = {current().name, began, end};
   load.last_end = end;
   state.counters["window_s"] = r.window_seconds - r.warmup_seconds;

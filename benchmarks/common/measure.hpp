@@ -47,6 +47,7 @@ struct LoopResult {
   double warmup_seconds = 0.0;  // wall time
   long long warmup_ops = 0;
   double window_seconds = 0.0;  // wall time from the first warm-up region to the last timed one
+  double window_end = 0.0;      // host clock (HostTimer::now) when the window closed
   ClockSummary clocks;
   EnergyFigures energy;  // this case, accumulated over its calls so far
   int temperature_start_c = -1, temperature_end_c = -1;
@@ -87,7 +88,10 @@ void report_sustained(benchmark::State& state, const LoopResult& r);
 // its iteration (e.g. both directions of a bidirectional copy). sustained_window_s > 0: time
 // regions for that long after the warm-up, whatever --min-time says.
 // warmup_s < 0: --warmup-s; 0: none (the device is already busy, e.g. the next shape of a sweep).
-LoopResult time_device(const DeviceWork& work, double sustained_window_s = 0.0, double warmup_s = -1.0);
+// account_energy false: the window is not the case's own operation (a sweep's other shapes, a
+// reference loop) and stays out of its energy account.
+LoopResult time_device(const DeviceWork& work, double sustained_window_s = 0.0, double warmup_s = -1.0,
+                       bool account_energy = true);
 LoopResult time_host(const HostWork& work);
 
 // The standard counters of a loop, plus the corner's efficiency counter when energy is known:
@@ -97,8 +101,9 @@ void report_loop(benchmark::State& state, const LoopResult& r, const char* effic
 
 // Adds one window to the energy account of case `name` (for corners with their own loop, e.g.
 // allreduce over several GPUs) and returns the account's figures so far.
+// `devices`: how many GPUs the readings sum (a sum over 32 GPUs may draw more than one board can).
 EnergyFigures record_case_energy(const std::string& name, double window_s, const EnergyReading& start,
-                                 const EnergyReading& end, long long ops);
+                                 const EnergyReading& end, long long ops, int devices = 1);
 
 // Appends to the case's label ("; " between parts): corners and the harness both add to it.
 void append_label(benchmark::State& state, const std::string& part);

@@ -78,11 +78,18 @@ bool lists_only(int argc, char** argv) {
 // A kernel that traps or faults leaves the context broken for the rest of the process: every
 // later CUDA call returns the same error. Sticky errors are the ones a second synchronize still
 // reports; an ordinary failed call does not show up here at all.
-std::string sticky_cuda_error() {
-  if (cudaDeviceSynchronize() == cudaSuccess) return "";
-  const cudaError_t again = cudaDeviceSynchronize();
-  if (again == cudaSuccess) return "";
-  return std::string(cudaGetErrorName(again)) + ": " + cudaGetErrorString(again);
+std::string sticky_cuda_error() {  // every visible device: a p2p case drives two
+  int current = 0, count = 0;
+  if (cudaGetDevice(&current) != cudaSuccess || cudaGetDeviceCount(&count) != cudaSuccess) count = 1;
+  std::string found;
+  for (int d = 0; d < count && found.empty(); ++d) {
+    if (count > 1) (void)cudaSetDevice(d);
+    if (cudaDeviceSynchronize() == cudaSuccess) continue;
+    const cudaError_t again = cudaDeviceSynchronize();
+    if (again != cudaSuccess) found = std::string(cudaGetErrorName(again)) + ": " + cudaGetErrorString(again);
+  }
+  if (count > 1) (void)cudaSetDevice(current);
+  return found;
 }
 
 }  // namespace
@@ -92,12 +99,20 @@ const DeviceContext& device() {
   return *suite().context;
 }
 
-CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body) {
+void require_runnable() {
+  if (!suite().probe.available) throw SkipCase("no CUDA device (" + suite().probe.reason + ")");
+  if (!suite().setup_error.empty()) throw Error(suite().setup_error);
+  if (!suite().context_lost.empty()) throw Error("not run: " + suite().context_lost);
+}
+
+CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body, bool preflight) {
   (void)state;
-  if (!suite().probe.available)
-    return {CaseOutcome::kSkipped, "skipped: no CUDA device (" + suite().probe.reason + ")"};
-  if (!suite().setup_error.empty()) return {CaseOutcome::kFailed, "error: " + suite().setup_error};
-  if (!suite().context_lost.empty()) return {CaseOutcome::kFailed, "error: not run: " + suite().context_lost};
+  if (preflight) {
+    if (!suite().probe.available)
+      return {CaseOutcome::kSkipped, "skipped: no CUDA device (" + suite().probe.reason + ")"};
+    if (!suite().setup_error.empty()) return {CaseOutcome::kFailed, "error: " + suite().setup_error};
+    if (!suite().context_lost.empty()) return {CaseOutcome::kFailed, "error: not run: " + suite().context_lost};
+  }
   std::string failure;
   try {
     body();

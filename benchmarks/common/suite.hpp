@@ -63,8 +63,12 @@ struct CaseOutcome {
   enum Kind { kOk, kSkipped, kFailed } kind = kOk;
   std::string message;  // "skipped: ...", "error: ...", "verification failed: ..."
 };
-CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body);
+// `preflight` false: the suite's own checks (no device, a failed setup, a lost context) are left to
+// the body, which calls require_runnable() where it suits it (inside an MPI agreement).
+CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body, bool preflight = true);
 void report_outcome(benchmark::State& state, const CaseOutcome& outcome);
+// Throws SkipCase / Error when the suite's checks say the case cannot run.
+void require_runnable();
 
 // Every triaudit flag of this executable (the suite's and the corner's).
 FlagSet suite_flags(const SuiteSpec& spec);

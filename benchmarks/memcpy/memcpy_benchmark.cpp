@@ -124,7 +124,13 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
     if (copy_is_host_timed(kind)) append_label(state, "host caches flushed (256 MiB written) before each copy");
     if (kind.direction == "d2d")
       append_label(state, "bytes counted once (DRAM traffic is read + write = 2x); L2 flushed before each copy");
-    report_loop(state, r, "bytes_per_joule", counted);
+    // bytes_per_joule: the bytes the window moved per operation. Bidirectional: the measured copy
+    // and the interfering one, twice as large (3x); device copies: read + write, and the L2 flush
+    // read before each.
+    double moved = counted;
+    if (kind.direction == "bidir") moved = counted + static_cast<double>(bidir_interfering_bytes(bytes));
+    if (copy_flushes_l2(kind)) moved = 2.0 * counted + 3.0 * static_cast<double>(device().description.l2_bytes);
+    report_loop(state, r, "bytes_per_joule", moved);
   });
 }
 

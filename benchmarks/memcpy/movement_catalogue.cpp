@@ -37,7 +37,9 @@ std::vector<std::uint64_t> geometric_sizes(std::uint64_t lo, std::uint64_t hi, u
 }
 
 int untimed_copies_in_region(const CopyKind& k, std::uint64_t size) {
-  if (copy_is_host_timed(k)) return 0;
+  // Host-timed copies have no hold; a copy after an L2 flush must be the first thing after it
+  // (a warm-up copy would fill the L2 again, or leave dirty lines for the timed one to write back).
+  if (copy_is_host_timed(k) || copy_flushes_l2(k)) return 0;
   return size <= (16ULL << 20) ? 4 : 1;
 }
 

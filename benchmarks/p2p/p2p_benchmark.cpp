@@ -198,7 +198,10 @@ void p2p_case(benchmark::State& state, const P2pCase& c) {
     if (e.valid) {
       state.counters["joules_per_op"] = e.joules_per_op;
       state.counters["watts_mean"] = e.watts_mean;
-      if (e.joules_per_op > 0) state.counters["bytes_per_joule"] = counted / e.joules_per_op;
+      // The bytes the window moved per operation: a bidirectional one also carries the opposite
+      // copy, twice as large.
+      const double moved = c.kind.direction == "bidir" ? 3.0 * counted : counted;
+      if (e.joules_per_op > 0) state.counters["bytes_per_joule"] = moved / e.joules_per_op;
       append_label(state, "energy: GPU " + std::to_string(c.src) + " and GPU " + std::to_string(c.dst) + " together");
     } else {
       append_label(state, "pair energy " + e.why);

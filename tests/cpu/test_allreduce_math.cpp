@@ -75,6 +75,9 @@ TEST(AllreduceMath, RankToDevice) {
   EXPECT_EQ(device_for_local_rank(5, 9, 8, &err), -1);
   EXPECT_NE(err.find("9 ranks on this node but 8"), std::string::npos) << err;
   EXPECT_EQ(device_for_local_rank(0, 1, 0, &err), -1);
+  // One GPU visible to each of 8 ranks (srun --gpus-per-task=1, --gpu-bind): each uses its own
+  // device 0; the bootstrap then checks that no two ranks got the same GPU (its UUID).
+  EXPECT_EQ(device_for_local_rank(5, 8, 1, &err), 0);
 }
 
 TEST(AllreduceMath, SizeSweep) {
@@ -123,9 +126,13 @@ TEST(NcclTuning, ParsesBothLineFormats) {
       "host:123:123 [0] NCCL INFO Best tuning, algorithm, RING, protocol, LL\n"
       "host:123:130 [0] NCCL INFO 1048576 Bytes -> Algo 4 proto 2 time 12.500000\n"
       "host:123:123 [0] NCCL INFO AllReduce: opCount 0 sendbuff 0x7f datatype 7 op 0 root 0 comm 0x55 [nranks=8]\n"
-      "host:123:123 [1] NCCL INFO Best tuning, algorithm, NVLS_TREE, protocol, SIMPLE\n";
+      "host:123:123 [1] NCCL INFO Best tuning, algorithm, NVLS_TREE, protocol, SIMPLE\n"
+      "host:123:123 [0] NCCL INFO AllReduce: 8388608 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..23}\n";
   const auto choices = parse_nccl_tuning(log);
-  ASSERT_EQ(choices.size(), 3u);
+  ASSERT_EQ(choices.size(), 4u);
+  EXPECT_EQ(choices[3].algorithm, "Ring");  // NCCL 2.19-2.27's line, names instead of numbers
+  EXPECT_EQ(choices[3].protocol, "LL128");
+  EXPECT_EQ(choices[3].bytes, 8388608u);
   EXPECT_EQ(choices[0].algorithm, "Ring");
   EXPECT_EQ(choices[0].protocol, "LL");
   EXPECT_EQ(choices[1].algorithm, "NVLS");

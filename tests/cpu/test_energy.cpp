@@ -79,3 +79,14 @@ TEST(RegionStats, MeanMedianNoise) {
   EXPECT_DOUBLE_EQ(region_stats({1.0, 9.0, 2.0}).median, 2.0);
   EXPECT_DOUBLE_EQ(region_stats({}).mean, 0.0);
 }
+
+// A sum over many GPUs (allreduce across nodes) may draw more than one board ever could.
+TEST(Energy, TheResetLimitScalesWithTheGpusSummed) {
+  EnergyAccount one, many;
+  // 32 GPUs at 700 W for 1.5 s: 33.6 kJ.
+  one.add(1.5, EnergyReading{0, ""}, EnergyReading{33'600'000, ""}, 10);
+  many.add(1.5, EnergyReading{0, ""}, EnergyReading{33'600'000, ""}, 10, 32);
+  EXPECT_FALSE(one.figures().valid);
+  ASSERT_TRUE(many.figures().valid) << many.figures().why;
+  EXPECT_NEAR(many.figures().watts_mean, 22400.0, 1e-6);
+}

@@ -80,6 +80,9 @@ TEST(MovementCatalogue, DeviceCopiesAreColdAtEverySize) {
   EXPECT_TRUE(copy_flushes_l2({"d2d", "sm_kernel"}));
   EXPECT_FALSE(copy_flushes_l2({"h2d", "pinned"}));
   EXPECT_EQ(copies_per_region({"d2d", "copy_engine"}, 4096), 1);
+  // No warm-up copy between the flush and the timed copy: it would fill the L2 again.
+  EXPECT_EQ(untimed_copies_in_region({"d2d", "copy_engine"}, 4096), 0);
+  EXPECT_EQ(untimed_copies_in_region({"d2d", "sm_kernel"}, 1ULL << 30), 0);
 }
 
 // nvbandwidth queues warm-up copies behind the spinning kernel, so the first timed copy does not

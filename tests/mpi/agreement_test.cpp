@@ -61,6 +61,24 @@ int main(int argc, char** argv) {
   expect(run_case(3), "verification: rank 1: 3 elements wrong");
   expect(run_case(4), "skipped: rank 0: too little memory");
   expect(run_case(0), "ok");
+  // Rank 1's communicators are gone: every other rank is told to abort its own.
+  {
+    bool told = false;
+    Agreement a(true);
+    a.on_broken([&](const std::string&) { told = true; });
+    a.broken_probe([] { return g_rank == 1; });
+    a.step([] {
+      if (g_rank == 1) throw triaudit::Error("NCCL reported an error; communicators aborted");
+    });
+    std::string got = "ok";
+    try {
+      a.agree();
+    } catch (const triaudit::Error& e) {
+      got = std::string("error: ") + e.what() + (told ? " (told to abort)" : "");
+    }
+    expect(got, g_rank == 1 ? "error: rank 1: NCCL reported an error; communicators aborted"
+                            : "error: rank 1: NCCL reported an error; communicators aborted (told to abort)");
+  }
   int bad = 0;
   MPI_Allreduce(&g_bad, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();

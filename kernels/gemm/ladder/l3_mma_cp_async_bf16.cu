@@ -4,7 +4,8 @@
 //    BK = 64 means one block-wide barrier per 4 k16 steps (BK = 32 would need twice as many);
 //  - cp.async with a 3-stage pipeline: the tiles for step k+2 stream in while step k computes;
 //    3 x 36 KiB of shared memory and <= 128 registers per thread leave room for 2 blocks per SM
-//    on A100/H100; devices with under 108 KiB per block (RTX 30/40/50) get 2 stages;
+//    on H100/H200 (228 KiB per SM; A100's 164 KiB holds one); devices with under 108 KiB per
+//    block (RTX 30/40/50) get 2 stages;
 //  - rows padded by 16 bytes (144-byte stride), so the 8 row addresses of every ldmatrix land in
 //    distinct banks.
 // Needs K % 8 == 0 (16-byte copies); M and N are free (out-of-range rows are zero-filled).
