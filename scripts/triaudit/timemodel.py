@@ -162,7 +162,7 @@ def _gemm(name: str, card: specs.CardSpec, s: Settings) -> float:
     def setup(m, n, k, candidates=8):
         per_set = (m * k + k * n) * ab + m * n * cd
         sets = max(1, min(4096, int(3 * card.l2_mb * 1e6 // per_set) + 1))
-        ops = 1 if 2.0 * m * n * k >= 1e10 else max(1, min(50, int(1e10 / (2.0 * m * n * k))))
+        ops = 1 if 2.0 * m * n * k >= 1e10 else max(1, min(31, int(1e10 / (2.0 * m * n * k))))
         return sets * per_set / hbm + candidates * 4 * ops * one(m, n, k) + 0.02, ops
 
     if kind == "ceiling":
