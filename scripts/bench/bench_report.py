@@ -6,6 +6,7 @@ memory of the whole command, in a fresh process each time. Not a test: figures d
 
 Goals (issue 13): 100 cards x the full catalogue <= 10 s and <= 1 GB; 300 small files <= 5 s.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,12 +42,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = a.keep or Path(tmp)
         results = []
-        for what, flag, n in (("small files", "--small-files", a.small_files), ("cards x full catalogue", "--cards", a.cards)):
+        for what, flag, n in (
+            ("small files", "--small-files", a.small_files),
+            ("cards x full catalogue", "--cards", a.cards),
+        ):
             if not n:
                 continue
             data = root / f"synthetic_{flag.strip('-')}_{n}"
             if not data.exists():
-                subprocess.run([sys.executable, str(HERE / "make_synthetic_results.py"), str(data), flag, str(n)], check=True)
+                subprocess.run(
+                    [sys.executable, str(HERE / "make_synthetic_results.py"), str(data), flag, str(n)], check=True
+                )
             out = root / f"report_{flag.strip('-')}_{n}"
             seconds, mb, rc = timed([sys.executable, "-m", "triaudit.cli", "report", str(data), "--out", str(out)])
             results.append((f"{n} {what}", seconds, mb, rc))

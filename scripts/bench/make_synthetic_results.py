@@ -10,6 +10,7 @@ mean/median/stddev/cv aggregates, the counters each corner reports (throughput, 
 The case names come from the executables' own `--benchmark_list_tests` (`--build-dir`), or from
 catalogue.txt beside this file when no build is at hand.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ def catalogue(build_dir: Path | None) -> list[str]:
             out = subprocess.run([str(exe), "--benchmark_list_tests"], capture_output=True, text=True, check=True)
             names += out.stdout.split()
     else:
-        names = [line for line in (HERE / "catalogue.txt").read_text().splitlines() if line and not line.startswith("#")]
+        names = [
+            line for line in (HERE / "catalogue.txt").read_text().splitlines() if line and not line.startswith("#")
+        ]
     clean = []
     for n in names:
         parts = [p for p in n.split("/") if not p.startswith("iterations:") and p not in ("manual_time", "real_time")]
@@ -43,22 +46,44 @@ def counters_for(case: str, seconds: float, rng: random.Random) -> dict[str, flo
     corner = case.split("/", 1)[0]
     args = dict(p.split(":", 1) for p in case.split("/")[3:] if ":" in p)
     nbytes = float(args.get("bytes", "1048576").split("-")[0])
-    c: dict[str, float] = {"sm_clock_min_mhz": 1900.0 + rng.random() * 50, "sm_clock_mean_mhz": 1960.0 + rng.random() * 20,
-                           "throttled": 0.0, "joules_per_op": seconds * 600.0, "watts_mean": 550.0 + rng.random() * 50}
+    c: dict[str, float] = {
+        "sm_clock_min_mhz": 1900.0 + rng.random() * 50,
+        "sm_clock_mean_mhz": 1960.0 + rng.random() * 20,
+        "throttled": 0.0,
+        "joules_per_op": seconds * 600.0,
+        "watts_mean": 550.0 + rng.random() * 50,
+    }
     if corner == "stream":
-        c.update(bytes_per_second=3 * nbytes / seconds, peak_fraction=0.85 + rng.random() * 0.01,
-                 working_set_bytes=3 * nbytes, ops_per_region=1.0, bytes_per_joule=3 * nbytes / (seconds * 600.0))
+        c.update(
+            bytes_per_second=3 * nbytes / seconds,
+            peak_fraction=0.85 + rng.random() * 0.01,
+            working_set_bytes=3 * nbytes,
+            ops_per_region=1.0,
+            bytes_per_joule=3 * nbytes / (seconds * 600.0),
+        )
     elif corner == "gemm":
         m, n, k = (float(args.get(x, "4096")) for x in "mnk")
         flops = 2 * m * n * k / seconds
-        c.update(flops=flops, arithmetic_intensity=2 * m * n * k / ((m * k + k * n + m * n) * 2), algo_id=float(rng.randrange(8)),
-                 fp64_tensor_cores=1.0, flops_per_joule=flops / 600.0)
+        c.update(
+            flops=flops,
+            arithmetic_intensity=2 * m * n * k / ((m * k + k * n + m * n) * 2),
+            algo_id=float(rng.randrange(8)),
+            fp64_tensor_cores=1.0,
+            flops_per_joule=flops / 600.0,
+        )
     elif corner == "memcpy":
-        c.update(bytes_per_second=nbytes / seconds, seconds_per_op=seconds, host_timed=0.0, bytes_per_joule=nbytes / (seconds * 600))
+        c.update(
+            bytes_per_second=nbytes / seconds,
+            seconds_per_op=seconds,
+            host_timed=0.0,
+            bytes_per_joule=nbytes / (seconds * 600),
+        )
     elif corner == "launch":
         c.update(per_kernel_s=seconds / 100)
     elif corner == "allreduce":
-        c.update(algbw=nbytes / seconds, busbw=1.75 * nbytes / seconds, ranks=8.0, busbw_max_rank=1.8 * nbytes / seconds)
+        c.update(
+            algbw=nbytes / seconds, busbw=1.75 * nbytes / seconds, ranks=8.0, busbw_max_rank=1.8 * nbytes / seconds
+        )
     return c
 
 
@@ -68,30 +93,73 @@ def entries(case: str, rng: random.Random, reps: int = 5) -> list[dict]:
     rows = []
     for r in range(reps):
         t = base * (1 + 0.01 * rng.random())
-        rows.append({"name": name, "family_index": 0, "per_family_instance_index": 0, "run_name": name,
-                     "run_type": "iteration", "repetitions": reps, "repetition_index": r, "threads": 1,
-                     "iterations": 100, "real_time": t * 1e6, "cpu_time": 3.0, "time_unit": "us",
-                     **counters_for(case, t, rng)})
+        rows.append(
+            {
+                "name": name,
+                "family_index": 0,
+                "per_family_instance_index": 0,
+                "run_name": name,
+                "run_type": "iteration",
+                "repetitions": reps,
+                "repetition_index": r,
+                "threads": 1,
+                "iterations": 100,
+                "real_time": t * 1e6,
+                "cpu_time": 3.0,
+                "time_unit": "us",
+                **counters_for(case, t, rng),
+            }
+        )
     for agg in ("mean", "median", "stddev", "cv"):
         times = [e["real_time"] for e in rows]
-        v = {"mean": statistics.mean, "median": statistics.median, "stddev": statistics.stdev,
-             "cv": lambda x: statistics.stdev(x) / statistics.mean(x)}[agg](times)
-        rows.append({"name": f"{name}_{agg}", "family_index": 0, "per_family_instance_index": 0, "run_name": name,
-                     "run_type": "aggregate", "repetitions": reps, "threads": 1, "aggregate_name": agg,
-                     "aggregate_unit": "percentage" if agg == "cv" else "time", "iterations": reps,
-                     "real_time": v, "cpu_time": 3.0, "time_unit": "us"})
+        v = {
+            "mean": statistics.mean,
+            "median": statistics.median,
+            "stddev": statistics.stdev,
+            "cv": lambda x: statistics.stdev(x) / statistics.mean(x),
+        }[agg](times)
+        rows.append(
+            {
+                "name": f"{name}_{agg}",
+                "family_index": 0,
+                "per_family_instance_index": 0,
+                "run_name": name,
+                "run_type": "aggregate",
+                "repetitions": reps,
+                "threads": 1,
+                "aggregate_name": agg,
+                "aggregate_unit": "percentage" if agg == "cv" else "time",
+                "iterations": reps,
+                "real_time": v,
+                "cpu_time": 3.0,
+                "time_unit": "us",
+            }
+        )
     return rows
 
 
 def context(card: str, executable: str, i: int) -> dict:
-    return {"date": f"2026-01-{1 + i % 28:02d}T00:00:00+00:00", "host_name": "synthetic-host",
-            "executable": f"triaudit_{executable}", "num_cpus": 64, "library_version": "v1.9.1",
-            "library_build_type": "release", "gpu_available": "true", "gpu_name": card,
-            "gpu_uuid": f"GPU-synthetic-{i:04d}", "compute_capability": "9.0", "sm_count": "132",
-            "l2_bytes": str(50 * 2**20), "memory_bytes": str(141 * 10**9),
-            "peak_memory_bandwidth_bytes_per_second": "4800000000000", "driver_version": "580.00",
-            "triaudit_version": "0.1.0", "triaudit_git_commit": "synthetic", "triaudit_schema_version": "1",
-            "synthetic": "true (benchmark fixture, not a measurement)"}
+    return {
+        "date": f"2026-01-{1 + i % 28:02d}T00:00:00+00:00",
+        "host_name": "synthetic-host",
+        "executable": f"triaudit_{executable}",
+        "num_cpus": 64,
+        "library_version": "v1.9.1",
+        "library_build_type": "release",
+        "gpu_available": "true",
+        "gpu_name": card,
+        "gpu_uuid": f"GPU-synthetic-{i:04d}",
+        "compute_capability": "9.0",
+        "sm_count": "132",
+        "l2_bytes": str(50 * 2**20),
+        "memory_bytes": str(141 * 10**9),
+        "peak_memory_bandwidth_bytes_per_second": "4800000000000",
+        "driver_version": "580.00",
+        "triaudit_version": "0.1.0",
+        "triaudit_git_commit": "synthetic",
+        "triaudit_schema_version": "1",
+        "synthetic": "true (benchmark fixture, not a measurement)",
+    }
 
 
 def write_cards(out: Path, cards: int, build_dir: Path | None) -> int:
@@ -107,10 +175,21 @@ def write_cards(out: Path, cards: int, build_dir: Path | None) -> int:
         run.mkdir(parents=True, exist_ok=True)
         for exe, cases in by_exe.items():
             bench = [e for c in cases for e in entries(c, rng)]
-            (run / f"triaudit_{exe}_synthetic.json").write_text(json.dumps({"context": context(card, exe, i), "benchmarks": bench}))
+            (run / f"triaudit_{exe}_synthetic.json").write_text(
+                json.dumps({"context": context(card, exe, i), "benchmarks": bench})
+            )
             files += 1
-        (run / "manifest.json").write_text(json.dumps({"profile": "full", "complete": True, "started_utc": "20260101T000000Z",
-                                                       "host": "synthetic-host", "git_commit": "synthetic"}))
+        (run / "manifest.json").write_text(
+            json.dumps(
+                {
+                    "profile": "full",
+                    "complete": True,
+                    "started_utc": "20260101T000000Z",
+                    "host": "synthetic-host",
+                    "git_commit": "synthetic",
+                }
+            )
+        )
     return files
 
 
@@ -123,7 +202,9 @@ def write_small_files(out: Path, count: int) -> int:
         run = out / f"synthetic-card-{i % 30:03d}" / f"2026{1 + i // 28 % 12:02d}{1 + i % 28:02d}T000000Z-synthetic-{i}"
         run.mkdir(parents=True, exist_ok=True)
         bench = [e for c in cases for e in entries(c, rng)]
-        (run / "triaudit_stream_synthetic.json").write_text(json.dumps({"context": context(card, "stream", i), "benchmarks": bench}))
+        (run / "triaudit_stream_synthetic.json").write_text(
+            json.dumps({"context": context(card, "stream", i), "benchmarks": bench})
+        )
     return count
 
 

@@ -1,17 +1,17 @@
 """compare as a CI gate: exit codes on every way a run can go wrong (issue 13 item 2), the algorithm
 as part of a GEMM case's identity, new counter names judged by rule."""
-import json
+
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO
+from synthetic import _entry, synthetic_context, write
 
 from triaudit import cli
 from triaudit.compare import load_samples
-from synthetic import _entry, synthetic_context, write
-from conftest import REPO
 
 GBENCH = REPO.parent / "shared" / "data" / "gbench"
 needs_data = pytest.mark.skipif(not GBENCH.is_dir(), reason=f"{GBENCH} not present")
@@ -23,8 +23,22 @@ def _run(tmp_path, name, cases, reps=5, card="NVIDIA H200", extra=None):
     for case, (seconds, counters) in cases.items():
         for r in range(reps):
             j = 1 + 0.001 * (r - reps // 2)
-            b.append(_entry(case, seconds * j, r, reps, **{k: (v / j if k in ("flops", "busbw", "algbw",
-                     "bytes_per_second", "bytes_per_second_total") else v) for k, v in counters.items()}))
+            b.append(
+                _entry(
+                    case,
+                    seconds * j,
+                    r,
+                    reps,
+                    **{
+                        k: (
+                            v / j
+                            if k in ("flops", "busbw", "algbw", "bytes_per_second", "bytes_per_second_total")
+                            else v
+                        )
+                        for k, v in counters.items()
+                    },
+                )
+            )
     ctx = synthetic_context(card)
     ctx.update(extra or {})
     d = tmp_path / name
@@ -36,11 +50,26 @@ GEMM = "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192"
 
 
 def test_a_new_run_whose_every_case_errored_fails_and_names_them(tmp_path, capsys):
-    base = _run(tmp_path, "base", {GEMM: (1e-3, {"flops": 1e15}), "stream/triad/fp32/cache:cold/bytes:1024": (1e-6, {"bytes_per_second": 3e12})})
+    base = _run(
+        tmp_path,
+        "base",
+        {GEMM: (1e-3, {"flops": 1e15}), "stream/triad/fp32/cache:cold/bytes:1024": (1e-6, {"bytes_per_second": 3e12})},
+    )
     bad = tmp_path / "new"
-    write(bad / "synthetic.json", {"context": synthetic_context("NVIDIA H200"), "benchmarks": [
-        {**_entry(c, 1.0, 0, 1), "error_occurred": True, "error_message": "CUDA error: an illegal memory access"}
-        for c in (GEMM, "stream/triad/fp32/cache:cold/bytes:1024")]})
+    write(
+        bad / "synthetic.json",
+        {
+            "context": synthetic_context("NVIDIA H200"),
+            "benchmarks": [
+                {
+                    **_entry(c, 1.0, 0, 1),
+                    "error_occurred": True,
+                    "error_message": "CUDA error: an illegal memory access",
+                }
+                for c in (GEMM, "stream/triad/fp32/cache:cold/bytes:1024")
+            ],
+        },
+    )
     assert cli.main(["compare", str(base), str(bad)]) == 1
     out = capsys.readouterr().out
     assert "### newly failing" in out and f"`{GEMM}`" in out and "illegal memory access" in out
@@ -57,12 +86,26 @@ def test_a_missing_case_fails_the_gate(tmp_path, capsys):
 
 def test_aggregates_only_files_are_untested_and_a_big_slowdown_fails(tmp_path, capsys):
     def agg(seconds, flops):
-        return {"name": GEMM + "/manual_time_median", "run_name": GEMM + "/manual_time", "run_type": "aggregate",
-                "repetitions": 5, "threads": 1, "aggregate_name": "median", "aggregate_unit": "time",
-                "iterations": 5, "real_time": seconds * 1e6, "cpu_time": 1.0, "time_unit": "us", "flops": flops}
+        return {
+            "name": GEMM + "/manual_time_median",
+            "run_name": GEMM + "/manual_time",
+            "run_type": "aggregate",
+            "repetitions": 5,
+            "threads": 1,
+            "aggregate_name": "median",
+            "aggregate_unit": "time",
+            "iterations": 5,
+            "real_time": seconds * 1e6,
+            "cpu_time": 1.0,
+            "time_unit": "us",
+            "flops": flops,
+        }
+
     for name, flops in (("a", 1e15), ("b", 0.97e15), ("c", 0.5e15)):
-        write(tmp_path / name / "agg_synthetic.json", {"context": synthetic_context("NVIDIA H200"),
-                                                       "benchmarks": [agg(2 * 8192 ** 3 / flops, flops)]})
+        write(
+            tmp_path / name / "agg_synthetic.json",
+            {"context": synthetic_context("NVIDIA H200"), "benchmarks": [agg(2 * 8192**3 / flops, flops)]},
+        )
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "1 untested" in out and "-3.0%" in out and "only aggregates" in out
@@ -129,35 +172,52 @@ def test_the_same_algorithm_is_judged_as_usual(tmp_path, capsys):
 def test_new_counter_names_are_judged_by_rule(tmp_path):
     energy = {"joules_per_op": 0.5, "watts_mean": 600.0}
     cases = {
-        "gemm/cublaslt/bf16/llm:llama3-70b-mlp_up/tokens:16/layout:tn": (1e-4, {"flops": 2e14, "algo_id": 7.0,
-                                                                                "flops_per_joule": 1e12, **energy}),
+        "gemm/cublaslt/bf16/llm:llama3-70b-mlp_up/tokens:16/layout:tn": (
+            1e-4,
+            {"flops": 2e14, "algo_id": 7.0, "flops_per_joule": 1e12, **energy},
+        ),
         "gemm/ceiling/bf16/burst": (1e-3, {"flops": 8e14, **energy}),
         "gemm/ceiling/bf16/sustained": (1e-3, {"flops": 7.4e14, **energy}),
-        "allreduce/out_of_place/bf16/algo:ring/bytes:1073741824": (3e-3, {"busbw": 4.2e11, "algbw": 2.4e11,
-                                                                          "busbw_max_rank": 4.3e11, "ranks": 8.0}),
+        "allreduce/out_of_place/bf16/algo:ring/bytes:1073741824": (
+            3e-3,
+            {"busbw": 4.2e11, "algbw": 2.4e11, "busbw_max_rank": 4.3e11, "ranks": 8.0},
+        ),
         "allreduce/out_of_place/bf16/algo:auto/bytes:8": (2e-5, {"busbw": 0.0, "algbw": 4e5, "ranks": 1.0}),
-        "memcpy/bidir/pinned/bytes:1073741824": (2e-2, {"bytes_per_second": 5.3e10, "bytes_per_second_total": 1.06e11,
-                                                        "bytes_per_joule": 1e8, **energy}),
+        "memcpy/bidir/pinned/bytes:1073741824": (
+            2e-2,
+            {"bytes_per_second": 5.3e10, "bytes_per_second_total": 1.06e11, "bytes_per_joule": 1e8, **energy},
+        ),
         "launch/chain/graph/kernels:100": (6e-5, {"per_kernel_s": 6e-7}),
     }
     run = load_samples(_run(tmp_path, "r", cases))
     judged = {c: run.cases[c].metric for c in cases}
     assert judged == {
         "gemm/cublaslt/bf16/llm:llama3-70b-mlp_up/tokens:16/layout:tn": "flops",
-        "gemm/ceiling/bf16/burst": "flops", "gemm/ceiling/bf16/sustained": "flops",
+        "gemm/ceiling/bf16/burst": "flops",
+        "gemm/ceiling/bf16/sustained": "flops",
         "allreduce/out_of_place/bf16/algo:ring/bytes:1073741824": "busbw",
-        "allreduce/out_of_place/bf16/algo:auto/bytes:8": "algbw",   # one rank: busbw is 0 by definition
+        "allreduce/out_of_place/bf16/algo:auto/bytes:8": "algbw",  # one rank: busbw is 0 by definition
         "memcpy/bidir/pinned/bytes:1073741824": "bytes_per_second",  # per direction, not the total
-        "launch/chain/graph/kernels:100": "per_kernel_s"}
+        "launch/chain/graph/kernels:100": "per_kernel_s",
+    }
     assert run.cases["gemm/cublaslt/bf16/llm:llama3-70b-mlp_up/tokens:16/layout:tn"].algo == (7.0,)
 
 
 def test_output_into_a_closed_pipe_is_no_traceback(tmp_path):
-    base = _run(tmp_path, "base", {f"stream/copy/fp32/cache:hot/bytes:{1 << i}": (1e-6, {"bytes_per_second": 2e12})
-                                   for i in range(10, 30)})
+    base = _run(
+        tmp_path,
+        "base",
+        {f"stream/copy/fp32/cache:hot/bytes:{1 << i}": (1e-6, {"bytes_per_second": 2e12}) for i in range(10, 30)},
+    )
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1]))
-    p = subprocess.run(f"{sys.executable} -m triaudit.cli compare {base} {base} | head -1", shell=True,
-                       capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(
+        f"{sys.executable} -m triaudit.cli compare {base} {base} | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert p.stdout.startswith("## triaudit compare") and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr
 
 
@@ -184,8 +244,13 @@ def test_a_folder_of_several_runs_is_refused(tmp_path, capsys):
 def test_a_case_in_two_files_of_the_new_run_is_a_conflict_not_a_number(tmp_path, capsys):
     base = _run(tmp_path, "base", {GEMM: (1e-3, {"flops": 1e15})})
     new = _run(tmp_path, "new", {GEMM: (1e-3, {"flops": 1e15})})
-    write(new / "second_synthetic.json", {"context": synthetic_context("NVIDIA H200"), "benchmarks": [
-        _entry(GEMM, 1e-2, r, 5, flops=1e14) for r in range(5)]})
+    write(
+        new / "second_synthetic.json",
+        {
+            "context": synthetic_context("NVIDIA H200"),
+            "benchmarks": [_entry(GEMM, 1e-2, r, 5, flops=1e14) for r in range(5)],
+        },
+    )
     assert cli.main(["compare", str(base), str(new)]) == 1
     out = capsys.readouterr().out
     assert "### newly failing" in out and "conflict" in out and "second_synthetic.json" in out

@@ -2,17 +2,19 @@ import json
 import re
 
 import pytest
+from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
 from triaudit import cli, corners, report
 from triaudit.table import load_table
-from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
 
 def _run(tmp_path, name, card="NVIDIA H200", scale=1.0, jitter=0.005, complete=True):
     d = tmp_path / "results" / "nvidia-h200" / name
     write(d / "synthetic_corners.json", synthetic_corners_result(card, scale=scale, jitter=jitter))
-    write(d / "synthetic_stream.json", synthetic_stream_result(card, hbm_gbps=4100 * scale, peak=4.8e12,
-                                                                sizes=(2**20, 2**28, 2**30), reps=5))
+    write(
+        d / "synthetic_stream.json",
+        synthetic_stream_result(card, hbm_gbps=4100 * scale, peak=4.8e12, sizes=(2**20, 2**28, 2**30), reps=5),
+    )
     (d / "manifest.json").write_text(json.dumps({"complete": complete, "profile": "quick"}))
     return d
 
@@ -49,7 +51,9 @@ def test_compare_refuses_other_gpu_or_incomplete_runs(tmp_path, capsys):
 
 
 def test_history_marks_the_regression(tmp_path, capsys):
-    runs = [_run(tmp_path, f"2026010{i}T000000Z-synthetic", scale=s) for i, s in ((1, 1.0), (2, 1.0), (3, 0.85), (4, 0.85))]
+    runs = [
+        _run(tmp_path, f"2026010{i}T000000Z-synthetic", scale=s) for i, s in ((1, 1.0), (2, 1.0), (3, 0.85), (4, 0.85))
+    ]
     out = tmp_path / "hist"
     assert cli.main(["history", *map(str, runs), "--out", str(out), "--cases", "gemm/cublaslt"]) == 1
     text = capsys.readouterr().out
@@ -63,9 +67,21 @@ def test_report_has_every_corner_datasheet_fractions_and_html(tmp_path):
     out = tmp_path / "rep"
     written = report.write_report([run], out)
     names = {p.name for p in written}
-    assert {"report.md", "report.html", "tidy.csv", "gemm.csv", "memcpy.csv", "launch.csv", "allreduce.csv",
-            "roofline.png", "gemm_by_precision.png", "memcpy_bandwidth.png", "launch_eager_vs_graph.png",
-            "allreduce_bandwidth.png", "stream_bandwidth.png"} <= names
+    assert {
+        "report.md",
+        "report.html",
+        "tidy.csv",
+        "gemm.csv",
+        "memcpy.csv",
+        "launch.csv",
+        "allreduce.csv",
+        "roofline.png",
+        "gemm_by_precision.png",
+        "memcpy_bandwidth.png",
+        "launch_eager_vs_graph.png",
+        "allreduce_bandwidth.png",
+        "stream_bandwidth.png",
+    } <= names
     md = (out / "report.md").read_text()
     # H200 is in the spec table: BF16 780 TFLOP/s of 989.4 = 79 %; HBM 4100 of 4800 GB/s = 85 %.
     assert re.search(r"\| cublaslt \| bf16 \| tn \| 780\.0 ±[\d.]+% \(79%\) \|", md), md
@@ -108,8 +124,10 @@ def test_roofline_places_gemm_by_intensity(tmp_path):
 def test_torch_anchor_without_torch_writes_nothing(tmp_path):
     # The anchor needs PyTorch and a GPU; without them it must say so and write nothing.
     from triaudit import torch_anchor
+
     try:
         import torch  # noqa: F401
+
         pytest.skip("PyTorch installed: the anchor would try the GPU")
     except ImportError:
         pass
@@ -132,14 +150,17 @@ def test_corner_figures_have_labelled_log_axes_and_card_legends(tmp_path):
     assert "µs" in launch.get_ylabel() and launch.get_xscale() == "log"
     h2d = figures["memcpy_bandwidth"].get_axes()[0]
     assert h2d.get_title() == "h2d" and {"NVIDIA H200: pinned", "NVIDIA H200: pageable"} <= {
-        line.get_label() for line in h2d.get_lines()}
+        line.get_label() for line in h2d.get_lines()
+    }
     ar = figures["allreduce_bandwidth"].get_axes()[0]
     assert "busbw" in ar.get_ylabel()  # 8 ranks: busbw, not algbw
 
 
 def test_report_flags_runs_measured_without_the_stream_hold(tmp_path):
     from synthetic import synthetic_stream_result, write
+
     from triaudit import cli
+
     data = synthetic_stream_result("Synthetic Card A", hbm_gbps=4000)
     data["context"]["stream_latch"] = "off (TRIAUDIT_NO_LATCH: launch gaps are timed)"
     write(tmp_path / "r" / "synthetic_unlatched.json", data)

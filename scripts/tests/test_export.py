@@ -1,11 +1,13 @@
 """Exports checked against each format's published schema and examples."""
+
 import json
 import numbers
 
 import pytest
+from synthetic import synthetic_corners_result, write
 
 from triaudit import cli
-from synthetic import synthetic_corners_result, write
+
 
 # Bencher Metric Format, JSON Schema as published at https://bencher.dev/bmf.json: an object of
 # benchmark objects of measure objects with a required number "value" and optional number
@@ -36,13 +38,28 @@ def check_gab(doc):
 
 
 def test_the_checks_accept_the_formats_published_examples():
-    check_bmf({"benchmark_name": {"latency": {"value": 88.0, "lower_value": 87.42, "upper_value": 88.88},
-                                  "throughput": {"value": 5.55, "lower_value": 3.14, "upper_value": 6.30}},
-               "/bin/sh -c ./my_build_script.sh": {"build-time": {"value": 87.0}},
-               "my_binary": {"file-size": {"value": 42.0}}})
-    check_gab([{"name": "My Custom Smaller Is Better Benchmark - CPU Load", "unit": "Percent", "value": 50},
-               {"name": "My Custom Smaller Is Better Benchmark - Memory Used", "unit": "Megabytes", "value": 100,
-                "range": "3", "extra": "Value for Tooltip: 25\nOptional Num #2: 100\nAnything Else!"}])
+    check_bmf(
+        {
+            "benchmark_name": {
+                "latency": {"value": 88.0, "lower_value": 87.42, "upper_value": 88.88},
+                "throughput": {"value": 5.55, "lower_value": 3.14, "upper_value": 6.30},
+            },
+            "/bin/sh -c ./my_build_script.sh": {"build-time": {"value": 87.0}},
+            "my_binary": {"file-size": {"value": 42.0}},
+        }
+    )
+    check_gab(
+        [
+            {"name": "My Custom Smaller Is Better Benchmark - CPU Load", "unit": "Percent", "value": 50},
+            {
+                "name": "My Custom Smaller Is Better Benchmark - Memory Used",
+                "unit": "Megabytes",
+                "value": 100,
+                "range": "3",
+                "extra": "Value for Tooltip: 25\nOptional Num #2: 100\nAnything Else!",
+            },
+        ]
+    )
 
 
 @pytest.fixture
@@ -83,6 +100,8 @@ def test_github_action_benchmark_splits_bigger_and_smaller(run, tmp_path):
 
 
 def test_export_refuses_several_cards_and_says_why(tmp_path, run, capsys):
-    write(tmp_path / "results" / "other" / "r" / "synthetic_h100.json", synthetic_corners_result("NVIDIA H100 80GB HBM3"))
+    write(
+        tmp_path / "results" / "other" / "r" / "synthetic_h100.json", synthetic_corners_result("NVIDIA H100 80GB HBM3")
+    )
     assert cli.main(["export", str(tmp_path / "results"), "--format", "bmf", "--out", str(tmp_path / "ex")]) == 2
     assert "one card" in capsys.readouterr().err

@@ -2,10 +2,11 @@ import json
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from conftest import real_result_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from triaudit.gbench import LoadError, case_name, load_result, parse_result
-from conftest import real_result_files
 
 
 def test_case_name_strips_google_benchmark_suffixes():
@@ -34,20 +35,31 @@ def test_committed_results_load(path):
 
 
 def _entry(**kw):
-    e = {"name": "stream/copy/fp32/cache:hot/bytes:1024/manual_time", "run_type": "iteration",
-         "repetitions": 1, "repetition_index": 0, "iterations": 10, "real_time": 2.0, "cpu_time": 1.0,
-         "time_unit": "us", "bytes_per_second": 1e12}
+    e = {
+        "name": "stream/copy/fp32/cache:hot/bytes:1024/manual_time",
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "iterations": 10,
+        "real_time": 2.0,
+        "cpu_time": 1.0,
+        "time_unit": "us",
+        "bytes_per_second": 1e12,
+    }
     e.update(kw)
     return e
 
 
 def test_versions_skip_and_error_forms(tmp_path):
-    data = {"context": {}, "benchmarks": [
-        _entry(),
-        _entry(name="a/b/c/x:1", error_occurred=True, error_message="skipped: too little memory"),  # 1.7 skip
-        _entry(name="a/b/c/x:2", skipped=True, skip_message="skipped: no device"),                  # 1.8+ skip
-        _entry(name="a/b/c/x:3", error_occurred=True, error_message="verification failed: 3 wrong"),
-    ]}
+    data = {
+        "context": {},
+        "benchmarks": [
+            _entry(),
+            _entry(name="a/b/c/x:1", error_occurred=True, error_message="skipped: too little memory"),  # 1.7 skip
+            _entry(name="a/b/c/x:2", skipped=True, skip_message="skipped: no device"),  # 1.8+ skip
+            _entry(name="a/b/c/x:3", error_occurred=True, error_message="verification failed: 3 wrong"),
+        ],
+    }
     rf = parse_result(data, tmp_path / "x.json")
     assert [r.status for r in rf.runs] == ["ok", "skipped", "skipped", "error"]
     assert rf.runs[0].time_s == pytest.approx(2e-6)
@@ -57,24 +69,29 @@ def test_versions_skip_and_error_forms(tmp_path):
 
 def test_nan_and_infinity_literals(tmp_path):
     p = tmp_path / "nan.json"
-    p.write_text('{"context": {}, "benchmarks": [{"name": "a/b/c", "run_type": "iteration", "real_time": 1.0,'
-                 ' "time_unit": "ns", "iterations": 1, "x": NaN, "y": Infinity, "z": -Infinity}]}')
+    p.write_text(
+        '{"context": {}, "benchmarks": [{"name": "a/b/c", "run_type": "iteration", "real_time": 1.0,'
+        ' "time_unit": "ns", "iterations": 1, "x": NaN, "y": Infinity, "z": -Infinity}]}'
+    )
     r = load_result(p).runs[0]
     # The literals parse; a non-finite measurement makes the case an error naming each counter.
     assert r.status == "error" and not r.counters and math.isnan(r.time_s)
     assert "x is NaN, y is Infinity, z is -Infinity" in r.message and "nan.json" in r.message
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("", "empty file"),
-    ('{"context": {}, "benchmarks": [', "not valid JSON"),
-    ("[1, 2]", "top level is not a JSON object"),
-    ('{"context": {}}', "no 'benchmarks' array"),
-    ('{"benchmarks": {}}', "'benchmarks' is not an array"),
-    ('{"benchmarks": [{"run_type": "iteration"}]}', "has no name"),
-    ('{"benchmarks": [{"name": "a/b/c", "real_time": "fast", "time_unit": "ns"}]}', "real_time is not a number"),
-    ('{"benchmarks": [{"name": "a/b/c", "real_time": 1, "time_unit": "parsecs"}]}', "unknown time_unit"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("", "empty file"),
+        ('{"context": {}, "benchmarks": [', "not valid JSON"),
+        ("[1, 2]", "top level is not a JSON object"),
+        ('{"context": {}}', "no 'benchmarks' array"),
+        ('{"benchmarks": {}}', "'benchmarks' is not an array"),
+        ('{"benchmarks": [{"run_type": "iteration"}]}', "has no name"),
+        ('{"benchmarks": [{"name": "a/b/c", "real_time": "fast", "time_unit": "ns"}]}', "real_time is not a number"),
+        ('{"benchmarks": [{"name": "a/b/c", "real_time": 1, "time_unit": "parsecs"}]}', "unknown time_unit"),
+    ],
+)
 def test_malformed_files_are_refused_with_name_and_reason(tmp_path, text, needle):
     p = tmp_path / "broken_result.json"
     p.write_text(text)
@@ -91,16 +108,31 @@ def test_missing_file(tmp_path):
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
-    max_leaves=20)
-entry_like = st.fixed_dictionaries({}, optional={
-    "name": st.one_of(st.text(max_size=12), st.integers()), "run_type": st.sampled_from(["iteration", "aggregate", "x"]),
-    "real_time": json_values, "time_unit": st.sampled_from(["ns", "us", "ms", "s", "h"]), "iterations": json_values,
-    "error_occurred": json_values, "error_message": json_values, "skipped": json_values, "counter": json_values})
+    max_leaves=20,
+)
+entry_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.one_of(st.text(max_size=12), st.integers()),
+        "run_type": st.sampled_from(["iteration", "aggregate", "x"]),
+        "real_time": json_values,
+        "time_unit": st.sampled_from(["ns", "us", "ms", "s", "h"]),
+        "iterations": json_values,
+        "error_occurred": json_values,
+        "error_message": json_values,
+        "skipped": json_values,
+        "counter": json_values,
+    },
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(json_values, st.fixed_dictionaries({"benchmarks": st.lists(entry_like, max_size=5)},
-                                                    optional={"context": json_values})))
+@given(
+    st.one_of(
+        json_values,
+        st.fixed_dictionaries({"benchmarks": st.lists(entry_like, max_size=5)}, optional={"context": json_values}),
+    )
+)
 def test_loader_never_fails_with_anything_but_loaderror(tmp_path_factory, data):
     p = tmp_path_factory.mktemp("h") / "fuzzed.json"
     p.write_text(json.dumps(data))

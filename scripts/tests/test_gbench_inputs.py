@@ -1,12 +1,13 @@
 """The loader on google/benchmark's own test inputs (real Google Benchmark JSON of several versions,
 in ../shared/data/gbench) and on synthetic variants of what those files lack."""
+
 import json
 import math
 
 import pytest
+from conftest import REPO
 
 from triaudit.gbench import LoadError, load_result, parse_result
-from conftest import REPO
 
 GBENCH = REPO.parent / "shared" / "data" / "gbench"
 needs_data = pytest.mark.skipif(not GBENCH.is_dir(), reason=f"{GBENCH} not present (shared/ beside the checkout)")
@@ -48,17 +49,28 @@ def test_old_repetitions_without_an_index_are_a_conflict_not_pooled():
 
 
 def _row(name="stream/copy/fp32/cache:hot/bytes:1024", rep=0, reps=1, **kw):
-    e = {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": "iteration",
-         "repetitions": reps, "repetition_index": rep, "iterations": 10, "real_time": 2.0, "cpu_time": 1.0,
-         "time_unit": "us", "bytes_per_second": 1e12}
+    e = {
+        "name": name + "/manual_time",
+        "run_name": name + "/manual_time",
+        "run_type": "iteration",
+        "repetitions": reps,
+        "repetition_index": rep,
+        "iterations": 10,
+        "real_time": 2.0,
+        "cpu_time": 1.0,
+        "time_unit": "us",
+        "bytes_per_second": 1e12,
+    }
     e.update(kw)
     return e
 
 
 def test_a_duplicated_repetition_is_a_conflict_naming_the_file(tmp_path):
     # The same case and repetition twice, the second 10x worse: not one case with a wide spread.
-    data = {"context": {}, "benchmarks": [_row(rep=0, reps=2), _row(rep=1, reps=2),
-                                          _row(rep=1, reps=2, bytes_per_second=1e11)]}
+    data = {
+        "context": {},
+        "benchmarks": [_row(rep=0, reps=2), _row(rep=1, reps=2), _row(rep=1, reps=2, bytes_per_second=1e11)],
+    }
     rf = parse_result(data, tmp_path / "dup_synthetic.json")
     assert {r.status for r in rf.runs} == {"error"}
     assert "conflict" in rf.runs[0].message and "repetition 1" in rf.runs[0].message
@@ -73,8 +85,13 @@ def test_repetitions_with_distinct_indices_are_kept(tmp_path):
 
 def test_infinity_in_a_counter_makes_the_case_an_error(tmp_path):
     p = tmp_path / "inf_synthetic.json"
-    p.write_text('{"context": {}, "benchmarks": [' + json.dumps(_row(name="gemm/cublaslt/bf16/m:1/n:1/k:1"))
-                 .replace('"bytes_per_second": 1000000000000.0', '"flops": Infinity') + "]}")
+    p.write_text(
+        '{"context": {}, "benchmarks": ['
+        + json.dumps(_row(name="gemm/cublaslt/bf16/m:1/n:1/k:1")).replace(
+            '"bytes_per_second": 1000000000000.0', '"flops": Infinity'
+        )
+        + "]}"
+    )
     r = load_result(p).runs[0]
     assert r.status == "error" and "flops is Infinity" in r.message
     assert "inf_synthetic.json" in r.message and "gemm/cublaslt/bf16/m:1/n:1/k:1" in r.message
@@ -83,9 +100,11 @@ def test_infinity_in_a_counter_makes_the_case_an_error(tmp_path):
 
 def test_nan_time_or_throughput_is_an_error_but_nan_energy_is_unknown(tmp_path):
     p = tmp_path / "nan_synthetic.json"
-    rows = [json.dumps(_row(name="a/b/c/x:1")).replace('"real_time": 2.0', '"real_time": NaN'),
-            json.dumps(_row(name="a/b/c/x:2")).replace('"bytes_per_second": 1000000000000.0', '"bytes_per_second": NaN'),
-            json.dumps(_row(name="a/b/c/x:3", joules_per_op=1.0)).replace('"joules_per_op": 1.0', '"joules_per_op": NaN')]
+    rows = [
+        json.dumps(_row(name="a/b/c/x:1")).replace('"real_time": 2.0', '"real_time": NaN'),
+        json.dumps(_row(name="a/b/c/x:2")).replace('"bytes_per_second": 1000000000000.0', '"bytes_per_second": NaN'),
+        json.dumps(_row(name="a/b/c/x:3", joules_per_op=1.0)).replace('"joules_per_op": 1.0', '"joules_per_op": NaN'),
+    ]
     p.write_text('{"context": {}, "benchmarks": [' + ", ".join(rows) + "]}")
     r1, r2, r3 = load_result(p).runs
     # A NaN time alone leaves the case standing on its throughput counter (peer tools that print
@@ -98,11 +117,20 @@ def test_nan_time_or_throughput_is_an_error_but_nan_energy_is_unknown(tmp_path):
 
 def test_nvbench_json_is_named_as_such(tmp_path):
     # The shape nvbench's json_printer writes (devices, benchmarks with axes and states); synthetic.
-    data = {"meta": {"argv": ["./bench", "--json", "out.json"]},
-            "devices": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
-            "benchmarks": [{"index": 0, "name": "copy", "min_samples": 10, "devices": [0], "axes": {},
-                            "states": [{"index": 0, "description": "", "device": 0, "summaries": {},
-                                        "is_skipped": False}]}]}
+    data = {
+        "meta": {"argv": ["./bench", "--json", "out.json"]},
+        "devices": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+        "benchmarks": [
+            {
+                "index": 0,
+                "name": "copy",
+                "min_samples": 10,
+                "devices": [0],
+                "axes": {},
+                "states": [{"index": 0, "description": "", "device": 0, "summaries": {}, "is_skipped": False}],
+            }
+        ],
+    }
     p = tmp_path / "nvbench_synthetic.json"
     p.write_text(json.dumps(data))
     with pytest.raises(LoadError, match=r"nvbench_synthetic.json: not Google Benchmark JSON \(looks like nvbench\)"):
@@ -120,8 +148,11 @@ def test_other_benchmark_json_is_refused_as_not_google_benchmark(tmp_path):
 
 def test_nan_time_without_a_throughput_counter_is_an_error(tmp_path):
     p = tmp_path / "nan_time_synthetic.json"
-    row = json.dumps(_row(name="launch/sync/x")).replace('"real_time": 2.0', '"real_time": NaN') \
+    row = (
+        json.dumps(_row(name="launch/sync/x"))
+        .replace('"real_time": 2.0', '"real_time": NaN')
         .replace(', "bytes_per_second": 1000000000000.0', "")
+    )
     p.write_text('{"context": {}, "benchmarks": [' + row + "]}")
     r = load_result(p).runs[0]
     assert r.status == "error" and "real_time is NaN" in r.message and "launch/sync/x" in r.message
@@ -129,11 +160,16 @@ def test_nan_time_without_a_throughput_counter_is_an_error(tmp_path):
 
 def test_a_case_whose_every_value_is_nan_is_listed_not_dropped(tmp_path):
     from triaudit.table import load_table
+
     p = tmp_path / "r" / "allnan_synthetic.json"
     p.parent.mkdir()
-    rows = [json.dumps(_row(rep=i, reps=2)).replace('"bytes_per_second": 1000000000000.0', '"bytes_per_second": NaN')
-            for i in range(2)]
-    p.write_text('{"context": {"gpu_available": "true", "gpu_name": "Synthetic"}, "benchmarks": [' + ", ".join(rows) + "]}")
+    rows = [
+        json.dumps(_row(rep=i, reps=2)).replace('"bytes_per_second": 1000000000000.0', '"bytes_per_second": NaN')
+        for i in range(2)
+    ]
+    p.write_text(
+        '{"context": {"gpu_available": "true", "gpu_name": "Synthetic"}, "benchmarks": [' + ", ".join(rows) + "]}"
+    )
     df = load_table([p])
     row = df[df["case"] == "stream/copy/fp32/cache:hot/bytes:1024"]
     assert len(row) == 1 and row.iloc[0]["status"] == "error" and "NaN" in row.iloc[0]["message"]
@@ -143,21 +179,26 @@ def test_a_case_whose_every_value_is_nan_is_listed_not_dropped(tmp_path):
 def test_the_same_answer_without_orjson(tmp_path, monkeypatch):
     # orjson only makes loading faster; without it the standard library gives the same runs.
     from triaudit import gbench
+
     p = tmp_path / "reps_synthetic.json"
     p.write_text(json.dumps({"context": {"gpu_name": "x"}, "benchmarks": [_row(rep=i, reps=3) for i in range(3)]}))
     fast = load_result(p)
     monkeypatch.setattr(gbench, "_orjson", None)
     slow = load_result(p)
-    assert [(r.case, r.repetition_index, r.time_s, r.counters) for r in fast.runs] == \
-           [(r.case, r.repetition_index, r.time_s, r.counters) for r in slow.runs]
+    assert [(r.case, r.repetition_index, r.time_s, r.counters) for r in fast.runs] == [
+        (r.case, r.repetition_index, r.time_s, r.counters) for r in slow.runs
+    ]
 
 
 def test_schema_version_absent_is_fine_a_newer_one_is_said(tmp_path):
     from triaudit.gbench import SCHEMA_VERSION
+
     assert SCHEMA_VERSION == "1"
     rows = [_row(rep=0)]
     old = parse_result({"context": {}, "benchmarks": rows}, tmp_path / "old_synthetic.json")
     assert old.notes == [] and old.runs[0].status == "ok"
-    new = parse_result({"context": {"triaudit_schema_version": "2"}, "benchmarks": rows}, tmp_path / "new_synthetic.json")
+    new = parse_result(
+        {"context": {"triaudit_schema_version": "2"}, "benchmarks": rows}, tmp_path / "new_synthetic.json"
+    )
     assert new.runs[0].status == "ok"
     assert new.notes == ["new_synthetic.json: written with triaudit result schema 2; this triaudit reads 1"]

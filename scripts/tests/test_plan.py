@@ -1,12 +1,14 @@
 """The seeds' worked examples, checked. Where a seed's figure rests on a wrong datasheet number
 the test uses the right one and says so."""
+
 import json
 
 import pytest
-
-from triaudit import cli, plan as P
-from triaudit.specs import card_by_key, match_card
 from synthetic import synthetic_stream_result, write
+
+from triaudit import cli
+from triaudit import plan as P
+from triaudit.specs import card_by_key, match_card
 
 
 def ans(capsys, *argv):
@@ -38,11 +40,15 @@ def test_decode_70b_h200_34_tokens_and_other_cards(capsys):
 
 
 def test_training_7b_3e11_tokens_8x312_at_50pct_117_days(capsys):
-    _, rows = ans(capsys, "train", "--params", "7e9", "--tokens", "3e11", "--gpus", "8", "--tflops", "312", "--mfu", "0.5")
+    _, rows = ans(
+        capsys, "train", "--params", "7e9", "--tokens", "3e11", "--gpus", "8", "--tflops", "312", "--mfu", "0.5"
+    )
     assert rows["total FLOPs"] == pytest.approx(1.26e22)
     assert rows["time"] == pytest.approx(116.9, abs=0.1)
     # The same from the A100's datasheet BF16 figure (312 TFLOP/s dense).
-    _, rows = ans(capsys, "--card", "a100-sxm-80", "train", "--params", "7e9", "--tokens", "3e11", "--gpus", "8", "--mfu", "0.5")
+    _, rows = ans(
+        capsys, "--card", "a100-sxm-80", "train", "--params", "7e9", "--tokens", "3e11", "--gpus", "8", "--mfu", "0.5"
+    )
     assert rows["time"] == pytest.approx(116.9, abs=0.1)
 
 
@@ -111,13 +117,16 @@ def test_measured_basis_from_a_run(tmp_path, capsys):
     assert rows["tokens/s per sequence (batch 1)"] == pytest.approx(4100 / 140, abs=0.01)
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["decode", "--params", "7e9"], "say which card"),
-    (["--card", "tpu-v5", "decode", "--params", "7e9"], "unknown card"),
-    (["allreduce", "--payload-gb", "14", "--gpus", "8"], "say which link"),
-    (["--card", "h100-sxm", "train", "--params", "7e9", "--tokens", "1e9", "--mfu", "1.5"], "--mfu"),
-    (["--card", "rtx-4060-laptop", "roofline", "--precision", "bf16"], "no bf16 compute figure"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["decode", "--params", "7e9"], "say which card"),
+        (["--card", "tpu-v5", "decode", "--params", "7e9"], "unknown card"),
+        (["allreduce", "--payload-gb", "14", "--gpus", "8"], "say which link"),
+        (["--card", "h100-sxm", "train", "--params", "7e9", "--tokens", "1e9", "--mfu", "1.5"], "--mfu"),
+        (["--card", "rtx-4060-laptop", "roofline", "--precision", "bf16"], "no bf16 compute figure"),
+    ],
+)
 def test_plan_refuses_with_a_reason(capsys, argv, needle):
     assert cli.main(["plan", *argv]) == 2
     assert needle in capsys.readouterr().err
@@ -145,6 +154,7 @@ def test_launches_thousands_of_small_kernels(tmp_path, capsys):
     assert rows["eager, per step"] == pytest.approx(30.0)
     # From a measured run (synthetic here): per-kernel eager 2.5 us and graph 0.6 us at 1000 kernels.
     from synthetic import synthetic_corners_result
+
     run = write(tmp_path / "r" / "synthetic_launch.json", synthetic_corners_result("NVIDIA H200"))
     out, rows = ans(capsys, "--run", str(run), "launches", "--count", "3000")
     assert rows["eager, per kernel"] == pytest.approx(2.504, abs=0.01)

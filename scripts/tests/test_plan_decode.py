@@ -1,4 +1,5 @@
 """plan decode with batching, the KV cache and capacity (issue 13 item 6), checked by hand."""
+
 import json
 
 import pytest
@@ -13,9 +14,18 @@ def ans(capsys, *argv):
     return out, {r[0]: r[1] for r in out["rows"]}
 
 
-@pytest.mark.parametrize("key,published", [("llama-2-7b", 6.74e9), ("llama-2-13b", 13.0e9), ("llama-2-70b", 69.0e9),
-                                           ("llama-3-8b", 8.03e9), ("llama-3-70b", 70.6e9), ("mistral-7b", 7.24e9),
-                                           ("qwen2-72b", 72.7e9)])
+@pytest.mark.parametrize(
+    "key,published",
+    [
+        ("llama-2-7b", 6.74e9),
+        ("llama-2-13b", 13.0e9),
+        ("llama-2-70b", 69.0e9),
+        ("llama-3-8b", 8.03e9),
+        ("llama-3-70b", 70.6e9),
+        ("mistral-7b", 7.24e9),
+        ("qwen2-72b", 72.7e9),
+    ],
+)
 def test_preset_dimensions_give_the_published_parameter_counts(key, published):
     assert MODELS[key].params() == pytest.approx(published, rel=0.005)
 
@@ -53,8 +63,24 @@ def test_the_compute_roof_binds_a_large_batch_with_a_short_context(capsys):
 
 def test_flags_give_the_same_answer_as_the_preset_and_options_go_after_the_question(capsys):
     _, preset = ans(capsys, "--card", "h100-sxm", "decode", "--model", "llama-3-70b", "--gpus", "4")
-    _, flags = ans(capsys, "decode", "--card", "h100-sxm", "--params", str(MODELS["llama-3-70b"].params()),
-                   "--layers", "80", "--kv-heads", "8", "--head-dim", "128", "--context", "8192", "--gpus", "4")
+    _, flags = ans(
+        capsys,
+        "decode",
+        "--card",
+        "h100-sxm",
+        "--params",
+        str(MODELS["llama-3-70b"].params()),
+        "--layers",
+        "80",
+        "--kv-heads",
+        "8",
+        "--head-dim",
+        "128",
+        "--context",
+        "8192",
+        "--gpus",
+        "4",
+    )
     for k in ("KV cache per sequence", "users at 20 token/s", "tokens/s per sequence (batch 1)"):
         assert flags[k] == pytest.approx(preset[k])
 

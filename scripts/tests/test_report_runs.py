@@ -1,22 +1,30 @@
 """report over real-shaped run folders: the newest run per card, --all-runs, conflicts across files,
 symlinks, the empty report, the real catalogue's names."""
+
 import json
 import os
 import re
 
-import pandas as pd
-import pytest
-
-from triaudit import cli, report
 from synthetic import _entry, synthetic_context, synthetic_stream_result, write
+
+from triaudit import cli
 
 
 def _stream_run(root, card_dir, name, card, gbps, manifest=None):
     d = root / card_dir / name
     write(d / "synthetic_stream.json", synthetic_stream_result(card, hbm_gbps=gbps, peak=4.8e12, reps=5))
-    (d / "manifest.json").write_text(json.dumps(manifest if manifest is not None else
-                                                {"complete": True, "started_utc": name[:16], "host": "synthetic-host",
-                                                 "git_commit": "abc123" + name[6:8]}))
+    (d / "manifest.json").write_text(
+        json.dumps(
+            manifest
+            if manifest is not None
+            else {
+                "complete": True,
+                "started_utc": name[:16],
+                "host": "synthetic-host",
+                "git_commit": "abc123" + name[6:8],
+            }
+        )
+    )
     return d
 
 
@@ -55,8 +63,14 @@ def test_all_runs_gives_each_run_its_own_column(tmp_path):
 def test_an_interrupted_newer_run_does_not_hide_the_complete_one(tmp_path):
     results = tmp_path / "results"
     _stream_run(results, "h", "20260101T000000Z-synthetic", "NVIDIA H200", 4000)
-    _stream_run(results, "h", "20260102T000000Z-synthetic", "NVIDIA H200", 1000,
-                manifest={"complete": False, "started_utc": "20260102T000000Z"})
+    _stream_run(
+        results,
+        "h",
+        "20260102T000000Z-synthetic",
+        "NVIDIA H200",
+        1000,
+        manifest={"complete": False, "started_utc": "20260102T000000Z"},
+    )
     out = tmp_path / "rep"
     assert cli.main(["report", str(results), "--out", str(out)]) == 0
     line = _triad_line((out / "report.md").read_text())
@@ -156,7 +170,18 @@ def test_two_runs_of_one_name_in_different_folders_are_not_one_column(tmp_path):
 def test_a_note_from_the_caller_heads_the_report(tmp_path):
     (tmp_path / "results").mkdir()
     out = tmp_path / "rep"
-    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out),
-                     "--note", "This machine has no usable GPU: this run measured nothing."]) == 0
+    assert (
+        cli.main(
+            [
+                "report",
+                str(tmp_path / "results"),
+                "--out",
+                str(out),
+                "--note",
+                "This machine has no usable GPU: this run measured nothing.",
+            ]
+        )
+        == 0
+    )
     md = (out / "report.md").read_text()
     assert md.index("This machine has no usable GPU") < md.index("no runs yet")

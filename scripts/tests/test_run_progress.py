@@ -1,5 +1,6 @@
 """What `triaudit run` prints (plain lines in CI, a live bar on a terminal), its argument checks, and
 finding the build folder."""
+
 import io
 import os
 import stat
@@ -10,21 +11,30 @@ import pytest
 
 from triaudit import builddir, cli, progress, runner
 
-SKIP_17 = ("stream/triad/fp64/cache:cold/bytes:1048576/manual_time ERROR OCCURRED: "
-           "'skipped: no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable))'")
+SKIP_17 = (
+    "stream/triad/fp64/cache:cold/bytes:1048576/manual_time ERROR OCCURRED: "
+    "'skipped: no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable))'"
+)
 
 
 def test_classify_console_lines():
     ev = progress.classify(SKIP_17, "triaudit_stream")
     assert ev.kind == "skipped" and ev.text.startswith("skipped: no CUDA device (no NVIDIA driver found")
-    ev = progress.classify("gemm/cublaslt/bf16/m:1/manual_time ERROR OCCURRED: 'verification failed: 3 wrong'",
-                           "triaudit_gemm")
+    ev = progress.classify(
+        "gemm/cublaslt/bf16/m:1/manual_time ERROR OCCURRED: 'verification failed: 3 wrong'", "triaudit_gemm"
+    )
     assert ev.kind == "error" and ev.text == "verification failed: 3 wrong"
-    ev = progress.classify("stream/copy/fp32/cache:hot/bytes:1024/manual_time SKIPPED: 'needs 3 GiB'", "triaudit_stream")
+    ev = progress.classify(
+        "stream/copy/fp32/cache:hot/bytes:1024/manual_time SKIPPED: 'needs 3 GiB'", "triaudit_stream"
+    )
     assert ev.kind == "skipped"  # Google Benchmark 1.8+
-    ev = progress.classify("stream/copy/fp32/cache:hot/bytes:1024/manual_time_median  1.0 us  1.0 us  5", "triaudit_stream")
+    ev = progress.classify(
+        "stream/copy/fp32/cache:hot/bytes:1024/manual_time_median  1.0 us  1.0 us  5", "triaudit_stream"
+    )
     assert ev.kind == "case" and ev.case.endswith("bytes:1024/manual_time")
-    assert progress.classify("stream/copy/fp32/cache:hot/bytes:1024/manual_time_stddev 0.1 us", "triaudit_stream") is None
+    assert (
+        progress.classify("stream/copy/fp32/cache:hot/bytes:1024/manual_time_stddev 0.1 us", "triaudit_stream") is None
+    )
     # The executables name themselves: the runner does not add the name twice.
     ev = progress.classify("triaudit_memcpy: error: pinned allocation failed", "triaudit_memcpy")
     assert ev.text == "triaudit_memcpy: error: pinned allocation failed"
@@ -55,7 +65,7 @@ class _Stream(io.StringIO):
 
 def test_the_live_bar_only_on_an_interactive_terminal():
     assert progress.wants_rich(_Stream(True), {"TERM": "xterm"}) is True
-    assert progress.wants_rich(_Stream(False), {"TERM": "xterm"}) is False   # a pipe, a file, a CI log
+    assert progress.wants_rich(_Stream(False), {"TERM": "xterm"}) is False  # a pipe, a file, a CI log
     assert progress.wants_rich(_Stream(True), {"TERM": "xterm", "CI": "true"}) is False
     assert progress.wants_rich(_Stream(True), {"TERM": "dumb"}) is False
     assert isinstance(progress.choose(log=lambda *_: None), progress.PlainProgress)
@@ -64,18 +74,29 @@ def test_the_live_bar_only_on_an_interactive_terminal():
 
 def test_rich_is_not_imported_by_run_on_a_pipe(tmp_path):
     import subprocess
-    code = ("import sys\nsys.modules['rich'] = None\nfrom triaudit import progress\n"
-            "p = progress.choose(stream=sys.stdout)\nprint(type(p).__name__)\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+
+    code = (
+        "import sys\nsys.modules['rich'] = None\nfrom triaudit import progress\n"
+        "p = progress.choose(stream=sys.stdout)\nprint(type(p).__name__)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
+    )
     assert p.returncode == 0 and p.stdout.strip() == "PlainProgress", p.stderr
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["run", "--only", "stream,foo"], "--only: unknown executable(s) foo"),
-    (["run", "--budget-s", "-5"], "--budget-s -5: must be a positive number of seconds"),
-    (["run", "--timeout-s", "0"], "--timeout-s 0: must be a positive number"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["run", "--only", "stream,foo"], "--only: unknown executable(s) foo"),
+        (["run", "--budget-s", "-5"], "--budget-s -5: must be a positive number of seconds"),
+        (["run", "--timeout-s", "0"], "--timeout-s 0: must be a positive number"),
+    ],
+)
 def test_run_refuses_bad_arguments(capsys, argv, needle):
     assert cli.main(argv) == 2
     assert needle in capsys.readouterr().err
@@ -100,6 +121,7 @@ def test_the_build_folder_is_found(tmp_path):
 
 def test_run_finds_build_ci_by_itself(tmp_path, monkeypatch, capsys):
     from test_cli import FAKE_OK, _fake_exe
+
     _fake_exe(tmp_path / "build" / "ci", FAKE_OK)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["run", "--results", str(tmp_path / "results")]) == 0

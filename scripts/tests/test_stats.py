@@ -79,6 +79,7 @@ def test_ties_in_small_samples_use_the_exact_permutation_not_the_asymptotic_p():
     # SciPy's default picks the normal approximation once there are ties; it says 0.052 here, close
     # to the 5 % line on the wrong side of the exact 0.079.
     from scipy.stats import mannwhitneyu
+
     a, b = [1, 1, 2, 2, 3], [2, 3, 3, 4, 4]
     assert mannwhitneyu(a, b, alternative="two-sided").pvalue == pytest.approx(0.0524, abs=1e-3)
     assert mann_whitney_u(a, b)[1] == pytest.approx(20 / 252)

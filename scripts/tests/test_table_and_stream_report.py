@@ -1,27 +1,36 @@
-import math
-
-import pandas as pd
 import pytest
+from synthetic import synthetic_stream_result, write
 
 from triaudit import corners, report, stream_report
 from triaudit.table import load_table
-from synthetic import synthetic_stream_result, write
 
 
 @pytest.fixture
 def two_cards(tmp_path):
-    a = write(tmp_path / "card-a" / "run1" / "synthetic_stream_card_a.json",
-              synthetic_stream_result("Synthetic Card A", hbm_gbps=4000, l2_bytes=50 * 2**20, peak=4.8e12,
-                                      skipped=("stream/copy/fp32/cache:cold/bytes:1073741824",)))
-    b = write(tmp_path / "card-b" / "run1" / "synthetic_stream_card_b.json",
-              synthetic_stream_result("Synthetic Card B", hbm_gbps=1700, l2_bytes=40 * 2**20, peak=2.0e12))
+    a = write(
+        tmp_path / "card-a" / "run1" / "synthetic_stream_card_a.json",
+        synthetic_stream_result(
+            "Synthetic Card A",
+            hbm_gbps=4000,
+            l2_bytes=50 * 2**20,
+            peak=4.8e12,
+            skipped=("stream/copy/fp32/cache:cold/bytes:1073741824",),
+        ),
+    )
+    b = write(
+        tmp_path / "card-b" / "run1" / "synthetic_stream_card_b.json",
+        synthetic_stream_result("Synthetic Card B", hbm_gbps=1700, l2_bytes=40 * 2**20, peak=2.0e12),
+    )
     return [a, b]
 
 
 def test_tidy_table_medians_and_spread(two_cards):
     df = load_table(two_cards)
-    row = df[(df["card"] == "Synthetic Card A") & (df["case"] == "stream/triad/fp32/cache:cold/bytes:268435456")
-             & (df["metric"] == "bytes_per_second")].iloc[0]
+    row = df[
+        (df["card"] == "Synthetic Card A")
+        & (df["case"] == "stream/triad/fp32/cache:cold/bytes:268435456")
+        & (df["metric"] == "bytes_per_second")
+    ].iloc[0]
     # Repetitions at 0.99x, 1.00x, 1.01x of 4000 GB/s.
     assert row["median"] == pytest.approx(4000e9)
     assert row["min"] == pytest.approx(3960e9) and row["max"] == pytest.approx(4040e9)
@@ -62,7 +71,9 @@ def test_plot_has_a_line_per_card_and_op_and_marks_l2(two_cards):
     ax = axes[0]
     labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
     assert {"Synthetic Card A: copy", "Synthetic Card A: triad", "Synthetic Card B: copy"} <= set(labels)
-    verticals = [line for line in ax.get_lines() if line.get_label().startswith("_") and len(set(line.get_xdata())) == 1]
+    verticals = [
+        line for line in ax.get_lines() if line.get_label().startswith("_") and len(set(line.get_xdata())) == 1
+    ]
     assert sorted(round(v.get_xdata()[0]) for v in verticals) == [40, 50]  # L2 sizes in MiB
     assert "MiB" in ax.get_xlabel() and "GB/s" in ax.get_ylabel() and ax.get_xscale() == "log"
 

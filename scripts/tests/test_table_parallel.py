@@ -1,17 +1,20 @@
 """Many files are read by several processes: the table must be the same as read one by one."""
+
 import pandas as pd
+from synthetic import synthetic_stream_result, write
 
 from triaudit import table
-from synthetic import synthetic_stream_result, write
 
 
 def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypatch):
     for i in range(30):
-        write(tmp_path / f"card-{i % 3}" / f"2026010{1 + i // 10}T000000Z-h{i}" / "synthetic_stream.json",
-              synthetic_stream_result(f"Synthetic Card {i % 3}", hbm_gbps=1000 + i, sizes=(2**20,), reps=3))
+        write(
+            tmp_path / f"card-{i % 3}" / f"2026010{1 + i // 10}T000000Z-h{i}" / "synthetic_stream.json",
+            synthetic_stream_result(f"Synthetic Card {i % 3}", hbm_gbps=1000 + i, sizes=(2**20,), reps=3),
+        )
     monkeypatch.setattr(table, "PARALLEL_FILES", 10)
     fast = table.load_table([tmp_path])
-    monkeypatch.setattr(table, "PARALLEL_FILES", 10 ** 9)
+    monkeypatch.setattr(table, "PARALLEL_FILES", 10**9)
     slow = table.load_table([tmp_path])
     pd.testing.assert_frame_equal(fast, slow)
     assert len(fast.attrs["contexts"]) == 30 and len(fast.attrs["runs"]) == 30
@@ -19,6 +22,7 @@ def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypat
 
 def test_tidy_csv_written_by_a_forked_child_is_the_same(tmp_path, monkeypatch):
     from triaudit import report
+
     write(tmp_path / "r" / "synthetic_stream.json", synthetic_stream_result("Synthetic Card", hbm_gbps=1000))
     report.write_report([tmp_path / "r"], tmp_path / "a")
     monkeypatch.setattr(report._TidyWriter, "FORK_ROWS", 1)
@@ -29,8 +33,12 @@ def test_tidy_csv_written_by_a_forked_child_is_the_same(tmp_path, monkeypatch):
 
 def test_a_bad_file_among_many_is_named_when_read_in_parallel(tmp_path, monkeypatch, capsys):
     from triaudit import cli
+
     for i in range(12):
-        write(tmp_path / "r" / f"h{i}" / "synthetic_stream.json", synthetic_stream_result("Synthetic Card", 1000, sizes=(2**20,)))
+        write(
+            tmp_path / "r" / f"h{i}" / "synthetic_stream.json",
+            synthetic_stream_result("Synthetic Card", 1000, sizes=(2**20,)),
+        )
     bad = tmp_path / "r" / "h5" / "broken_synthetic.json"
     bad.write_text('{"benchmarks": [')
     monkeypatch.setattr(table, "PARALLEL_FILES", 4)

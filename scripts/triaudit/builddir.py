@@ -3,6 +3,7 @@
 `build/gpu` (the `gpu` preset: code for the local card) is preferred over `build/ci` (the explicit
 architecture list), looked for in the current folder and in the checkout this package is part of.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,8 +14,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _has_executables(d: Path) -> bool:
     bench = d / "benchmarks"
-    return bench.is_dir() and any(p.is_file() for p in bench.glob("*/triaudit_*") if p.name.startswith("triaudit_")
-                                  and "." not in p.name)
+    return bench.is_dir() and any(
+        p.is_file() for p in bench.glob("*/triaudit_*") if p.name.startswith("triaudit_") and "." not in p.name
+    )
 
 
 def find_build_dir(given: Path | None = None, roots: tuple[Path, ...] | None = None) -> tuple[Path | None, str]:
@@ -30,5 +32,7 @@ def find_build_dir(given: Path | None = None, roots: tuple[Path, ...] | None = N
             looked.append(str(d))
             if _has_executables(d):
                 return d, f"build folder: {d}"
-    return None, (f"no build folder with triaudit executables (looked in {', '.join(looked)}): build first "
-                  "(cmake --workflow --preset gpu) or give --build-dir")
+    return None, (
+        f"no build folder with triaudit executables (looked in {', '.join(looked)}): build first "
+        "(cmake --workflow --preset gpu) or give --build-dir"
+    )

@@ -13,6 +13,7 @@ beyond `max_untested_change` that too few repetitions could not test; 2 bad inpu
 be judged (no common case). Runs of different GPU models, drivers or clocks are refused unless
 allowed, saying why.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,8 +35,10 @@ EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
 # Verdicts that fail the gate, and the order sections are printed in.
 FAILING = ["slower", "newly failing", "missing", "algorithm changed", "not comparable", "untested change"]
 INFORMATIVE = ["faster", "uncertain", "untested", "same", "failing in both", "fixed", "new", "not judged"]
-SIGN_NOTE = ("change = new vs baseline, relative, of the counter judged: for throughput counters (flops, ops, "
-             "bytes_per_second, busbw, ...) + is faster; for times (time_s, per_kernel_s) − is faster.")
+SIGN_NOTE = (
+    "change = new vs baseline, relative, of the counter judged: for throughput counters (flops, ops, "
+    "bytes_per_second, busbw, ...) + is faster; for times (time_s, per_kernel_s) − is faster."
+)
 
 
 class CompareError(ValueError):
@@ -44,13 +47,13 @@ class CompareError(ValueError):
 
 @dataclass
 class CaseSample:
-    status: str                    # ok, error or skipped
+    status: str  # ok, error or skipped
     message: str = ""
     metric: str = ""
     higher: bool = True
-    values: list = field(default_factory=list)   # repetitions (aggregates-only files: the median alone)
+    values: list = field(default_factory=list)  # repetitions (aggregates-only files: the median alone)
     aggregates_only: bool = False
-    algo: tuple = ()               # distinct algo_id values of a GEMM case
+    algo: tuple = ()  # distinct algo_id values of a GEMM case
     label: str = ""
 
 
@@ -58,9 +61,9 @@ class CaseSample:
 class RunSamples:
     label: str
     context: dict
-    cases: dict                    # case -> CaseSample
+    cases: dict  # case -> CaseSample
     complete: bool
-    notes: list = field(default_factory=list)   # what the loader skipped or wants said
+    notes: list = field(default_factory=list)  # what the loader skipped or wants said
 
     @property
     def samples(self) -> dict:
@@ -96,8 +99,10 @@ def load_samples(path: Path) -> RunSamples:
         raise CompareError(f"{path}: no result files" + (f" ({'; '.join(skipped)})" if skipped else ""))
     folders = sorted({f.parent for f in files})
     if len(folders) > 1:
-        raise CompareError(f"{path}: holds {len(folders)} runs ({', '.join(d.name for d in folders[:4])}"
-                           f"{', ...' if len(folders) > 4 else ''}): compare one run folder against another")
+        raise CompareError(
+            f"{path}: holds {len(folders)} runs ({', '.join(d.name for d in folders[:4])}"
+            f"{', ...' if len(folders) > 4 else ''}): compare one run folder against another"
+        )
     cases: dict[str, CaseSample] = {}
     owner: dict[str, str] = {}
     context: dict = {}
@@ -124,15 +129,21 @@ def load_samples(path: Path) -> RunSamples:
             owner[case] = str(f)
             cases[case] = _case_sample(runs)
     if len(gpus) > 1:
-        raise CompareError(f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
-                           "at a time, or use `triaudit outliers` across GPUs")
+        raise CompareError(
+            f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
+            "at a time, or use `triaudit outliers` across GPUs"
+        )
     return RunSamples(str(path), context, cases, complete, notes)
 
 
 def comparability(a: RunSamples, b: RunSamples) -> list[str]:
     problems = []
-    for key, what in (("gpu_name", "GPU model"), ("driver_version", "driver"), ("sm_clock_max_mhz", "maximum SM clock"),
-                      ("memory_clock_mhz", "memory clock")):
+    for key, what in (
+        ("gpu_name", "GPU model"),
+        ("driver_version", "driver"),
+        ("sm_clock_max_mhz", "maximum SM clock"),
+        ("memory_clock_mhz", "memory clock"),
+    ):
         va, vb = a.context.get(key), b.context.get(key)
         if va != vb:
             problems.append(f"{what} differs: {va!r} vs {vb!r}")
@@ -147,20 +158,40 @@ def _raw_change(va: list, vb: list) -> float:
     return (mn - mb) / abs(mb) if mb else math.nan
 
 
-def judge(a: RunSamples, b: RunSamples, alpha=0.05, min_effect=0.02, min_repetitions=4, max_untested_change=0.10,
-          allow_algo_change=False) -> pd.DataFrame:
+def judge(
+    a: RunSamples,
+    b: RunSamples,
+    alpha=0.05,
+    min_effect=0.02,
+    min_repetitions=4,
+    max_untested_change=0.10,
+    allow_algo_change=False,
+) -> pd.DataFrame:
     rows = []
     for case in sorted(set(a.cases) | set(b.cases)):
         A, B = a.cases.get(case), b.cases.get(case)
-        row = {"case": case, "metric": "", "baseline": math.nan, "new": math.nan, "change_pct": math.nan,
-               "p_value": math.nan, "n_baseline": 0, "n_new": 0}
+        row = {
+            "case": case,
+            "metric": "",
+            "baseline": math.nan,
+            "new": math.nan,
+            "change_pct": math.nan,
+            "p_value": math.nan,
+            "n_baseline": 0,
+            "n_new": 0,
+        }
         if A is None:
             rows.append({**row, "verdict": "new", "reason": "only in the new run"})
             continue
         if B is None:
             verdict = "missing" if A.status == "ok" else "not judged"
-            rows.append({**row, "verdict": verdict, "reason": "not in the new run" +
-                         ("" if A.status == "ok" else f" (the baseline had it {A.status})")})
+            rows.append(
+                {
+                    **row,
+                    "verdict": verdict,
+                    "reason": "not in the new run" + ("" if A.status == "ok" else f" (the baseline had it {A.status})"),
+                }
+            )
             continue
         if A.status != "ok" or B.status != "ok":
             if A.status == "ok":
@@ -171,18 +202,29 @@ def judge(a: RunSamples, b: RunSamples, alpha=0.05, min_effect=0.02, min_repetit
                 verdict, reason = "failing in both", f"new run: {B.status}: {B.message}"
             rows.append({**row, "verdict": verdict, "reason": reason})
             continue
-        row.update(metric=A.metric, baseline=statistics.median(A.values) if A.values else math.nan,
-                   new=statistics.median(B.values) if B.values else math.nan, n_baseline=len(A.values),
-                   n_new=len(B.values))
+        row.update(
+            metric=A.metric,
+            baseline=statistics.median(A.values) if A.values else math.nan,
+            new=statistics.median(B.values) if B.values else math.nan,
+            n_baseline=len(A.values),
+            n_new=len(B.values),
+        )
         if A.metric != B.metric:
-            rows.append({**row, "verdict": "not comparable", "reason": f"judged counter changed ({A.metric} vs {B.metric})"})
+            rows.append(
+                {**row, "verdict": "not comparable", "reason": f"judged counter changed ({A.metric} vs {B.metric})"}
+            )
             continue
         raw = _raw_change(A.values, B.values)
         row["change_pct"] = raw * 100
         if A.algo != B.algo and not allow_algo_change:
-            rows.append({**row, "verdict": "algorithm changed",
-                         "reason": f"cuBLASLt algo_id {_algo(A.algo)} → {_algo(B.algo)}: not like for like "
-                                   "(--allow-algo-change judges it anyway)"})
+            rows.append(
+                {
+                    **row,
+                    "verdict": "algorithm changed",
+                    "reason": f"cuBLASLt algo_id {_algo(A.algo)} → {_algo(B.algo)}: not like for like "
+                    "(--allow-algo-change judges it anyway)",
+                }
+            )
             continue
         v = stats.decide(A.values, B.values, A.higher, alpha, min_effect, min_repetitions)
         verdict, reason = v.verdict, v.reason
@@ -194,20 +236,44 @@ def judge(a: RunSamples, b: RunSamples, alpha=0.05, min_effect=0.02, min_repetit
         if A.algo != B.algo:
             reason += f" (algo_id {_algo(A.algo)} → {_algo(B.algo)})"
         rows.append({**row, "p_value": v.p_value, "verdict": verdict, "reason": reason})
-    return pd.DataFrame(rows, columns=["case", "metric", "baseline", "new", "change_pct", "p_value", "verdict", "reason",
-                                       "n_baseline", "n_new"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "case",
+            "metric",
+            "baseline",
+            "new",
+            "change_pct",
+            "p_value",
+            "verdict",
+            "reason",
+            "n_baseline",
+            "n_new",
+        ],
+    )
 
 
 def _algo(ids: tuple) -> str:
     return "/".join(f"{i:g}" for i in ids) if ids else "none"
 
 
-def compare(baseline: Path, new: Path, alpha=0.05, min_effect=0.02, min_repetitions=4, allow_different=False,
-            allow_incomplete=False, max_untested_change=0.10, allow_algo_change=False) -> pd.DataFrame:
+def compare(
+    baseline: Path,
+    new: Path,
+    alpha=0.05,
+    min_effect=0.02,
+    min_repetitions=4,
+    allow_different=False,
+    allow_incomplete=False,
+    max_untested_change=0.10,
+    allow_algo_change=False,
+) -> pd.DataFrame:
     a, b = load_samples(baseline), load_samples(new)
     for r in (a, b):
         if not r.complete and not allow_incomplete:
-            raise CompareError(f"{r.label} is an interrupted run (manifest: complete = false); --allow-incomplete to compare anyway")
+            raise CompareError(
+                f"{r.label} is an interrupted run (manifest: complete = false); --allow-incomplete to compare anyway"
+            )
     problems = comparability(a, b)
     if problems and not allow_different:
         raise CompareError("refusing to compare: " + "; ".join(problems) + " (--allow-different to compare anyway)")
@@ -243,29 +309,59 @@ def summary_markdown(result: pd.DataFrame, baseline: str, new: str, problems: li
         lines += [f"Compared despite: {'; '.join(problems)}", ""]
     for note in result.attrs.get("notes", []):
         lines += [note, ""]
-    lines.append(", ".join(f"{counts.get(k, 0)} {k}" for k in ("slower", "faster", "same", "uncertain", "untested",
-                                                              "missing", "newly failing", "algorithm changed",
-                                                              "untested change", "not comparable")))
+    lines.append(
+        ", ".join(
+            f"{counts.get(k, 0)} {k}"
+            for k in (
+                "slower",
+                "faster",
+                "same",
+                "uncertain",
+                "untested",
+                "missing",
+                "newly failing",
+                "algorithm changed",
+                "untested change",
+                "not comparable",
+            )
+        )
+    )
     lines.append("")
-    verdict = {EXIT_OK: "**pass**: no regression", EXIT_REGRESSION: "**fail**: " + ", ".join(
-        f"{counts[k]} {k}" for k in FAILING if counts.get(k)), EXIT_NOTHING_JUDGED: "**nothing judged**: the runs "
-        "have no case in common, or none measured in both"}[code]
+    verdict = {
+        EXIT_OK: "**pass**: no regression",
+        EXIT_REGRESSION: "**fail**: " + ", ".join(f"{counts[k]} {k}" for k in FAILING if counts.get(k)),
+        EXIT_NOTHING_JUDGED: "**nothing judged**: the runs have no case in common, or none measured in both",
+    }[code]
     lines += [f"Gate: {verdict} (exit {code}).", "", SIGN_NOTE, ""]
     for verdict_name in FAILING + ["faster", "uncertain", "untested", "failing in both", "fixed", "new", "not judged"]:
         sub = result[result["verdict"] == verdict_name] if not result.empty else result
         if sub.empty:
             continue
-        lines += [f"### {verdict_name}", "", "| case | metric | baseline | new | change (new vs baseline: throughput + is "
-                  "faster, time − is faster) | why |", "|---|---|---|---|---|---|"]
+        lines += [
+            f"### {verdict_name}",
+            "",
+            "| case | metric | baseline | new | change (new vs baseline: throughput + is "
+            "faster, time − is faster) | why |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in sub.itertuples(index=False):
-            lines.append(f"| `{r.case}` | {r.metric} | {_num(r.baseline)} | {_num(r.new)} | {_pct(r.change_pct)} | "
-                         f"{str(r.reason).replace('|', '/')} |")
+            lines.append(
+                f"| `{r.case}` | {r.metric} | {_num(r.baseline)} | {_num(r.new)} | {_pct(r.change_pct)} | "
+                f"{str(r.reason).replace('|', '/')} |"
+            )
         lines.append("")
     return "\n".join(lines)
 
 
-def history(runs: list[Path], out: Path, case_filter: str = "", alpha=0.05, min_effect=0.02, min_repetitions=4,
-            max_cases: int = 12) -> tuple[list[Path], pd.DataFrame]:
+def history(
+    runs: list[Path],
+    out: Path,
+    case_filter: str = "",
+    alpha=0.05,
+    min_effect=0.02,
+    min_repetitions=4,
+    max_cases: int = 12,
+) -> tuple[list[Path], pd.DataFrame]:
     """Trend plots: per case, the median and range of each run in order, regressions (against
     the previous run) marked."""
     try:
@@ -281,11 +377,14 @@ def history(runs: list[Path], out: Path, case_filter: str = "", alpha=0.05, min_
     for r in loaded:
         cards.setdefault(str(r.context.get("gpu_name", "no GPU")), []).append(Path(r.label).name)
     if len(cards) > 1:
-        raise CompareError("history follows one card; these runs hold " + "; ".join(
-            f"{card}: {', '.join(names)}" for card, names in sorted(cards.items())) +
-            " (run it per card, e.g. triaudit history results/<card>/*)")
+        raise CompareError(
+            "history follows one card; these runs hold "
+            + "; ".join(f"{card}: {', '.join(names)}" for card, names in sorted(cards.items()))
+            + " (run it per card, e.g. triaudit history results/<card>/*)"
+        )
 
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -301,9 +400,20 @@ def history(runs: list[Path], out: Path, case_filter: str = "", alpha=0.05, min_
             metric, higher, vals = r.samples[case]
             verdict = ""
             if i > 0:
-                verdict = stats.decide(loaded[i - 1].samples[case][2], vals, higher, alpha, min_effect, min_repetitions).verdict
-            rows.append({"case": case, "run": names[i], "metric": metric, "median": pd.Series(vals).median(),
-                         "min": min(vals), "max": max(vals), "verdict": verdict})
+                verdict = stats.decide(
+                    loaded[i - 1].samples[case][2], vals, higher, alpha, min_effect, min_repetitions
+                ).verdict
+            rows.append(
+                {
+                    "case": case,
+                    "run": names[i],
+                    "metric": metric,
+                    "median": pd.Series(vals).median(),
+                    "min": min(vals),
+                    "max": max(vals),
+                    "verdict": verdict,
+                }
+            )
     table = pd.DataFrame(rows)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -318,15 +428,22 @@ def history(runs: list[Path], out: Path, case_filter: str = "", alpha=0.05, min_
         x = range(len(t))
         ax.errorbar(list(x), t["median"], yerr=[t["median"] - t["min"], t["max"] - t["median"]], marker="o", capsize=3)
         bad = [i for i, v in enumerate(t["verdict"]) if v == "slower"]
-        ax.scatter([x[i] for i in bad], t["median"].iloc[bad], s=120, facecolors="none", edgecolors="red",
-                   label="regression" if bad else None, zorder=3)
+        ax.scatter(
+            [x[i] for i in bad],
+            t["median"].iloc[bad],
+            s=120,
+            facecolors="none",
+            edgecolors="red",
+            label="regression" if bad else None,
+            zorder=3,
+        )
         ax.set_xticks(list(x), t["run"], rotation=30, ha="right", fontsize=7)
         ax.set_title(case, fontsize=8)
         ax.set_ylabel(t["metric"].iloc[0])
         ax.grid(True, alpha=0.3)
         if bad:
             ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(shown):]:
+    for ax in list(axes.flat)[len(shown) :]:
         ax.axis("off")
     fig.suptitle("triaudit history (median and range per run; red: slower than the run before)")
     fig.tight_layout()

@@ -14,6 +14,7 @@ One entry per case and throughput counter (counters.py: flops/ops, busbw and alg
 ...; time for cases that have nothing else). Cases that errored or were skipped are not exported,
 and the command says how many. The formats have no field for the card, so one card at a time.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,13 +41,24 @@ def _entries(df) -> tuple[list[dict], list[str]]:
     out = []
     for case, g in ok.groupby("case", sort=True):
         metrics = {r.metric: r for r in g.itertuples(index=False)}
-        chosen = [m for m, _ in JUDGED if m in metrics and m != "time_s" and not (m == "busbw" and metrics[m].median == 0)]
+        chosen = [
+            m for m, _ in JUDGED if m in metrics and m != "time_s" and not (m == "busbw" and metrics[m].median == 0)
+        ]
         if not chosen and "time_s" in metrics:
             chosen = ["time_s"]
         for m in chosen:
             r = metrics[m]
-            out.append({"case": case, "counter": m, "higher": _HIGHER[m], "median": float(r.median),
-                        "min": float(r.min), "max": float(r.max), "reps": int(r.reps)})
+            out.append(
+                {
+                    "case": case,
+                    "counter": m,
+                    "higher": _HIGHER[m],
+                    "median": float(r.median),
+                    "min": float(r.min),
+                    "max": float(r.max),
+                    "reps": int(r.reps),
+                }
+            )
     return out, not_ok
 
 
@@ -72,8 +84,7 @@ def github_action_benchmark(entries: list[dict], card: str, run: str) -> tuple[l
         item = {"name": f"{e['case']} ({e['counter']})", "unit": unit, "value": e["median"] / scale}
         if _finite(e["min"]) and _finite(e["max"]):
             item["range"] = f"± {(e['max'] - e['min']) / 2 / scale:.4g}"
-        item["extra"] = (f"card: {card}\nrun: {run}\nrepetitions: {e['reps']}\n"
-                         f"triaudit_schema_version: {SCHEMA_VERSION}")
+        item["extra"] = f"card: {card}\nrun: {run}\nrepetitions: {e['reps']}\ntriaudit_schema_version: {SCHEMA_VERSION}"
         (bigger if e["higher"] else smaller).append(item)
     return bigger, smaller
 
@@ -95,8 +106,10 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
     said += left_out
     columns = sorted(df["card"].unique())
     if len(columns) != 1:
-        raise ExportError("the results hold " + ", ".join(columns) + ": the formats have no field for the card, so "
-                          "export one card (and one GPU) at a time: give its run folder")
+        raise ExportError(
+            "the results hold " + ", ".join(columns) + ": the formats have no field for the card, so "
+            "export one card (and one GPU) at a time: give its run folder"
+        )
     card = columns[0]
     run = "; ".join(shown.get(card, [])) or "unknown run"
     entries, not_ok = _entries(df)
@@ -104,7 +117,9 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
         raise ExportError(f"{card}: no measured case to export")
     if not_ok:
         said.append(f"{len(not_ok)} case(s) not exported (errored or skipped), e.g. {not_ok[0]}")
-    inputs = {p.resolve() for p in map(Path, paths) if p.is_file()} | {Path(f).resolve() for f in df.attrs.get("contexts", {})}
+    inputs = {p.resolve() for p in map(Path, paths) if p.is_file()} | {
+        Path(f).resolve() for f in df.attrs.get("contexts", {})
+    }
     files: dict[Path, object] = {}
     if fmt == "bmf":
         files[out / "bmf.json"] = bmf(entries)

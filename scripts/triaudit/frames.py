@@ -1,5 +1,6 @@
 """Small helpers over the tidy table: one metric of one corner as rows with the name's
 arguments, the datasheet spec of a card, and number formatting."""
+
 from __future__ import annotations
 
 import math
@@ -11,12 +12,29 @@ import pandas as pd
 from .specs import CardSpec, match_card
 
 # The counter that says how fast a case was, in order of preference, and whether higher is better.
-PRIMARY_METRICS = [("flops", True), ("ops", True), ("busbw", True), ("bytes_per_second", True), ("algbw", True),
-                   ("hidden_fraction", True), ("per_kernel_s", False), ("time_s", False)]
+PRIMARY_METRICS = [
+    ("flops", True),
+    ("ops", True),
+    ("busbw", True),
+    ("bytes_per_second", True),
+    ("algbw", True),
+    ("hidden_fraction", True),
+    ("per_kernel_s", False),
+    ("time_s", False),
+]
 
 # GEMM precision name -> the datasheet column it is compared with.
-SPEC_PRECISION = {"fp64": "fp64_tc", "fp32": "fp32", "tf32": "tf32", "fp16": "fp16", "fp16acc16": "fp16",
-                  "bf16": "bf16", "fp8e4m3": "fp8", "fp8e4m3fast": "fp8", "int8": "int8"}
+SPEC_PRECISION = {
+    "fp64": "fp64_tc",
+    "fp32": "fp32",
+    "tf32": "tf32",
+    "fp16": "fp16",
+    "fp16acc16": "fp16",
+    "bf16": "bf16",
+    "fp8e4m3": "fp8",
+    "fp8e4m3fast": "fp8",
+    "int8": "int8",
+}
 
 
 # Row positions per (corner, metric, ok) of a table, made once per table: the report asks for a few
@@ -110,8 +128,9 @@ def plotted(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     if len(cards) <= MAX_PLOT_COLUMNS:
         return rows, ""
     keep = cards[:MAX_PLOT_COLUMNS]
-    return rows[rows["card"].isin(keep)], (f" (drawn: {len(keep)} of {len(cards)} columns, {', '.join(keep)}; "
-                                           "every column is in the tables and CSV files)")
+    return rows[rows["card"].isin(keep)], (
+        f" (drawn: {len(keep)} of {len(cards)} columns, {', '.join(keep)}; every column is in the tables and CSV files)"
+    )
 
 
 def unknown_cards(cards) -> list[str]:

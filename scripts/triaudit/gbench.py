@@ -8,13 +8,14 @@ cannot be told apart (a case twice with one repetition_index) are a conflict, ne
 or truncated files, and other tools' JSON (nvbench, pytest-benchmark), are refused with the file's name
 and the reason. Only this module knows Google Benchmark's field names.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +33,38 @@ SCHEMA_VERSION = "1"
 
 # Fields Google Benchmark writes itself: everything else numeric in a run is a user counter.
 STANDARD_FIELDS = {
-    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
-    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit",
-    "error_occurred", "error_message", "skipped", "skip_message", "label", "aggregate_name",
-    "aggregate_unit", "big_o", "rms", "cpu_coefficient", "real_coefficient", "complexity",
+    "name",
+    "family_index",
+    "per_family_instance_index",
+    "run_name",
+    "run_type",
+    "repetitions",
+    "repetition_index",
+    "threads",
+    "iterations",
+    "real_time",
+    "cpu_time",
+    "time_unit",
+    "error_occurred",
+    "error_message",
+    "skipped",
+    "skip_message",
+    "label",
+    "aggregate_name",
+    "aggregate_unit",
+    "big_o",
+    "rms",
+    "cpu_coefficient",
+    "real_coefficient",
+    "complexity",
     "manual_time",
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends to a registered name.
 # threads:1 is the default; other thread counts are different cases and stay in the name.
-_GB_SUFFIX = re.compile(r"^(manual_time|real_time|process_time|threads:1|(repeats|min_time|min_warmup_time|iterations):.*)$")
+_GB_SUFFIX = re.compile(
+    r"^(manual_time|real_time|process_time|threads:1|(repeats|min_time|min_warmup_time|iterations):.*)$"
+)
 
 
 class LoadError(ValueError):
@@ -51,13 +74,14 @@ class LoadError(ValueError):
 @dataclass
 class Run:
     """One entry of the "benchmarks" array."""
-    case: str                  # the registered name, without Google Benchmark's suffixes
-    run_type: str              # "iteration" or "aggregate"
-    aggregate_name: str        # "mean", "median", ... for aggregates, "" otherwise
+
+    case: str  # the registered name, without Google Benchmark's suffixes
+    run_type: str  # "iteration" or "aggregate"
+    aggregate_name: str  # "mean", "median", ... for aggregates, "" otherwise
     repetition_index: int | None  # None: the row has none (aggregates; Google Benchmark < 1.5)
-    status: str                # "ok", "skipped" or "error"
+    status: str  # "ok", "skipped" or "error"
     message: str
-    time_s: float              # real (or manual) time per iteration, seconds
+    time_s: float  # real (or manual) time per iteration, seconds
     iterations: int
     counters: dict[str, float] = field(default_factory=dict)
     label: str = ""
@@ -69,7 +93,7 @@ class ResultFile:
     context: dict[str, Any]
     runs: list[Run]
     skipped_rows: dict[str, int] = field(default_factory=dict)  # what was left out, e.g. complexity rows
-    notes: list[str] = field(default_factory=list)               # what a reader should be told about the file
+    notes: list[str] = field(default_factory=list)  # what a reader should be told about the file
 
 
 @lru_cache(maxsize=65536)
@@ -123,7 +147,9 @@ def foreign_format(data: dict) -> str | None:
 
 def _is_complexity(e: dict) -> bool:
     """->Complexity() rows: BigO (coefficients) and RMS, aggregates without a time of their own."""
-    return e.get("run_type") == "aggregate" and (e.get("aggregate_name") in ("BigO", "RMS") or "big_o" in e or "rms" in e)
+    return e.get("run_type") == "aggregate" and (
+        e.get("aggregate_name") in ("BigO", "RMS") or "big_o" in e or "rms" in e
+    )
 
 
 def _mark_conflicts(runs: list[Run], path: Path) -> None:
@@ -153,8 +179,10 @@ def _mark_conflicts(runs: list[Run], path: Path) -> None:
         if run_type == "aggregate":
             what = f"{n} '{which or 'unnamed'}' aggregate rows"
         elif which is None:
-            what = (f"{n} rows without a repetition_index (repetitions are told apart by it; Google "
-                    f"Benchmark before 1.5 did not write it)")
+            what = (
+                f"{n} rows without a repetition_index (repetitions are told apart by it; Google "
+                f"Benchmark before 1.5 did not write it)"
+            )
         else:
             what = f"{n} rows for repetition {which} (a duplicated case, not repetitions)"
         bad[case] = f"{path.name}: conflict: {what} named {case}"
@@ -230,18 +258,29 @@ def parse_result(data: Any, path: Path) -> ResultFile:
                 message = f"{path.name}: {case}: " + ", ".join(sorted(broken)) + " (not a measurement)"
         iterations = e.get("iterations", 0)
         rep = e.get("repetition_index")
-        runs.append(Run(
-            case=case, run_type=run_type, aggregate_name=str(aggregate_name),
-            repetition_index=int(rep) if type(rep) is int or (type(rep) is float and math.isfinite(rep)) else None,
-            status=status, message=message,
-            time_s=time_s, iterations=int(iterations) if type(iterations) is int or
-            (type(iterations) is float and math.isfinite(iterations)) else 0,
-            counters=counters, label=str(e.get("label", ""))))
+        runs.append(
+            Run(
+                case=case,
+                run_type=run_type,
+                aggregate_name=str(aggregate_name),
+                repetition_index=int(rep) if type(rep) is int or (type(rep) is float and math.isfinite(rep)) else None,
+                status=status,
+                message=message,
+                time_s=time_s,
+                iterations=int(iterations)
+                if type(iterations) is int or (type(iterations) is float and math.isfinite(iterations))
+                else 0,
+                counters=counters,
+                label=str(e.get("label", "")),
+            )
+        )
     _mark_conflicts(runs, path)
     notes = [f"{path.name}: {n} {what} row(s) skipped (no time of their own)" for what, n in skipped_rows.items()]
     version = context.get("triaudit_schema_version")
     if version is not None and str(version) != SCHEMA_VERSION:
-        notes.append(f"{path.name}: written with triaudit result schema {version}; this triaudit reads {SCHEMA_VERSION}")
+        notes.append(
+            f"{path.name}: written with triaudit result schema {version}; this triaudit reads {SCHEMA_VERSION}"
+        )
     return ResultFile(path=path, context=context, runs=runs, skipped_rows=skipped_rows, notes=notes)
 
 
@@ -274,7 +313,9 @@ def load_result(path: str | Path) -> ResultFile:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise LoadError(f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+            raise LoadError(
+                f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}"
+            ) from exc
         except RecursionError as exc:
             raise LoadError(f"{path}: JSON nested too deeply") from exc
     return parse_result(data, path)

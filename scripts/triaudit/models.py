@@ -18,6 +18,7 @@ hidden_dim 14336, n_heads 32, n_kv_heads 8, window 4096, vocab 32000):
 The parameter count is computed from the dimensions, and the tests check it against each model's
 published size (6.74B, 13.0B, 69.0B, 8.03B, 70.6B, 7.24B, 72.7B): a wrong dimension would show.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,15 +30,15 @@ class Model:
     name: str
     layers: int
     hidden: int
-    ffn: int              # intermediate_size (gated MLP: gate, up and down projections)
+    ffn: int  # intermediate_size (gated MLP: gate, up and down projections)
     heads: int
     kv_heads: int
     vocab: int
-    context: int          # max_position_embeddings: the default context of a plan
-    head_dim: int = 0     # 0: hidden / heads
+    context: int  # max_position_embeddings: the default context of a plan
+    head_dim: int = 0  # 0: hidden / heads
     tied_embeddings: bool = False
     qkv_bias: bool = False
-    kv_window: int = 0    # sliding-window attention: the KV cache holds at most this many tokens
+    kv_window: int = 0  # sliding-window attention: the KV cache holds at most this many tokens
 
     @property
     def dim(self) -> int:
@@ -54,12 +55,15 @@ class Model:
         return float(self.layers * (q + kv + o + bias + mlp + norms) + self.hidden + embed)
 
 
-MODELS: dict[str, Model] = {m.key: m for m in [
-    Model("llama-2-7b", "Llama-2-7B", 32, 4096, 11008, 32, 32, 32000, 4096),
-    Model("llama-2-13b", "Llama-2-13B", 40, 5120, 13824, 40, 40, 32000, 4096),
-    Model("llama-2-70b", "Llama-2-70B", 80, 8192, 28672, 64, 8, 32000, 4096),
-    Model("llama-3-8b", "Llama-3-8B", 32, 4096, 14336, 32, 8, 128256, 8192),
-    Model("llama-3-70b", "Llama-3-70B", 80, 8192, 28672, 64, 8, 128256, 8192),
-    Model("mistral-7b", "Mistral-7B (v0.1)", 32, 4096, 14336, 32, 8, 32000, 4096, kv_window=4096),
-    Model("qwen2-72b", "Qwen2-72B", 80, 8192, 29568, 64, 8, 152064, 32768, qkv_bias=True),
-]}
+MODELS: dict[str, Model] = {
+    m.key: m
+    for m in [
+        Model("llama-2-7b", "Llama-2-7B", 32, 4096, 11008, 32, 32, 32000, 4096),
+        Model("llama-2-13b", "Llama-2-13B", 40, 5120, 13824, 40, 40, 32000, 4096),
+        Model("llama-2-70b", "Llama-2-70B", 80, 8192, 28672, 64, 8, 32000, 4096),
+        Model("llama-3-8b", "Llama-3-8B", 32, 4096, 14336, 32, 8, 128256, 8192),
+        Model("llama-3-70b", "Llama-3-70B", 80, 8192, 28672, 64, 8, 128256, 8192),
+        Model("mistral-7b", "Mistral-7B (v0.1)", 32, 4096, 14336, 32, 8, 32000, 4096, kv_window=4096),
+        Model("qwen2-72b", "Qwen2-72B", 80, 8192, 29568, 64, 8, 152064, 32768, qkv_bias=True),
+    ]
+}

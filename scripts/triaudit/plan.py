@@ -96,6 +96,7 @@ def basis_from_spec(spec: CardSpec) -> Basis:
 def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     """Measured figures from result files; the datasheet of the matching card fills the gaps."""
     import pandas as pd  # here, not at the top: doctor and run must work without pandas
+
     from .table import load_table
 
     df = load_table(paths)

@@ -3,6 +3,7 @@ lazily, and only when stdout is an interactive terminal (a live bar with the ETA
 get plain lines, one per finished case, and one summary line per executable for skipped cases (a
 machine without a GPU skips every case: one line says so, not 240).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,7 @@ _PROBLEM = re.compile(r"^(\S+)\s+(?:ERROR OCCURRED|SKIPPED):?\s*'?(.*?)'?\s*$")
 
 @dataclass
 class Line:
-    kind: str            # "case" (a case finished), "skipped", "error" (a case), "note" (anything else worth showing)
+    kind: str  # "case" (a case finished), "skipped", "error" (a case), "note" (anything else worth showing)
     case: str = ""
     text: str = ""
 
@@ -50,7 +51,7 @@ class Tally:
     total: int
     start: float = field(default_factory=time.monotonic)
     seen: set = field(default_factory=set)
-    skipped: dict = field(default_factory=dict)   # reason -> count
+    skipped: dict = field(default_factory=dict)  # reason -> count
     errors: int = 0
 
     def count(self, case: str) -> bool:
@@ -70,6 +71,7 @@ class Tally:
 
 class PlainProgress:
     """One line per finished case: CI logs, pipes, files."""
+
     MAX_ERROR_LINES = 20
 
     def __init__(self, log=print):
@@ -109,12 +111,26 @@ class RichProgress(PlainProgress):
     def __init__(self, log=print):
         super().__init__(log)
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.console = Console()
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                 console=self.console, transient=False)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        )
         # Everything the run says goes through the bar's console, so lines and the bar do not collide.
         self.log = lambda text: self.console.print(text, markup=False, highlight=False)
         self.task = None
@@ -161,6 +177,7 @@ def wants_rich(stream=None, env=None) -> bool:
         return False
     try:
         import importlib.util
+
         return importlib.util.find_spec("rich") is not None
     except (ImportError, ValueError):
         return False

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__, corners, runs as R
+from . import __version__, corners
+from . import runs as R
 from .frames import unknown_cards
 from .table import BASE_COLUMNS, Shared, load_table, scan_paths
 

@@ -5,12 +5,15 @@ A report shows, per card, its newest complete run and names it; older runs are l
 listed (`--all-runs` gives each run its own column). Runs are never mixed in one column. When the
 chosen run measured several GPUs (whole-node mode), each GPU gets its own column.
 """
+
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 _STAMP = re.compile(r"^(\d{8}T\d{6}Z)")
 _SEP = " · "
@@ -19,13 +22,13 @@ _SEP = " · "
 @dataclass(frozen=True)
 class RunInfo:
     run_dir: str
-    name: str          # the folder's name, e.g. 20260102T030405Z-node7
-    started: str       # sortable: the manifest's started_utc, else the folder name's stamp, else the files' date
+    name: str  # the folder's name, e.g. 20260102T030405Z-node7
+    started: str  # sortable: the manifest's started_utc, else the folder name's stamp, else the files' date
     host: str
     commit: str
     complete: bool
-    manifest_note: str = ""   # e.g. "manifest.json unreadable"
-    gpu_files: tuple = ()     # whole-node mode: (result file name, GPU uuid, GPU index) from the manifest
+    manifest_note: str = ""  # e.g. "manifest.json unreadable"
+    gpu_files: tuple = ()  # whole-node mode: (result file name, GPU uuid, GPU index) from the manifest
 
     def gpu_of(self, file_name: str) -> tuple[str, str]:
         """(uuid, index) the manifest gives for a result file of this run, ("", "") when it does not."""
@@ -67,8 +70,11 @@ def read_run(run_dir: Path, contexts: list[dict]) -> RunInfo:
         dates = sorted(str(c.get("date")) for c in contexts if c.get("date"))
         started = dates[0] if dates else ""
     host = str(manifest.get("host") or next((c.get("host_name") for c in contexts if c.get("host_name")), "") or "")
-    commit = str(manifest.get("git_commit") or next((c.get("triaudit_git_commit") for c in contexts
-                                                      if c.get("triaudit_git_commit")), "") or "")
+    commit = str(
+        manifest.get("git_commit")
+        or next((c.get("triaudit_git_commit") for c in contexts if c.get("triaudit_git_commit")), "")
+        or ""
+    )
     gpu_files = []
     for g in manifest.get("gpus", []) if isinstance(manifest.get("gpus"), list) else []:
         if isinstance(g, dict):
@@ -133,9 +139,12 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
         if not all_runs and len(dirs) > 1:
             older = [runs[d].name if d in runs else d for d in dirs[:-1]]
             what = card + (f" on {h}" if h else "") + (f" ({org})" if org != "triaudit" else "")
-            left_out.append(f"{what}: newest run {runs[dirs[-1]].name if dirs[-1] in runs else dirs[-1]} shown; "
-                            f"{len(older)} older run(s) left out ({', '.join(older[-5:])}"
-                            + (", ..." if len(older) > 5 else "") + "; --all-runs shows every run)")
+            left_out.append(
+                f"{what}: newest run {runs[dirs[-1]].name if dirs[-1] in runs else dirs[-1]} shown; "
+                f"{len(older)} older run(s) left out ({', '.join(older[-5:])}"
+                + (", ..." if len(older) > 5 else "")
+                + "; --all-runs shows every run)"
+            )
     hosts_per_card: dict[str, set[str]] = {}
     for card, h, _ in chosen:
         hosts_per_card.setdefault(card, set()).add(h)
@@ -146,7 +155,8 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
     for (card, h, org), dirs in chosen.items():
         for run_dir in dirs:
             g = by_dir[run_dir]
-            g = g[(g["card"] == card) & g["file"].map(lambda f: origin(contexts.get(f, {})) == org)]
+            same_origin = [origin(contexts.get(f, {})) == org for f in g["file"]]
+            g = g[(g["card"] == card).to_numpy() & np.array(same_origin, dtype=bool)]
             run = runs.get(run_dir)
             gpus = sorted({gpu_identity(contexts.get(f, {}), run, Path(f).name) for f in g["file"]} - {""})
             if all_runs and run is not None:

@@ -7,6 +7,7 @@ samples of at most EXACT_MAX values together get the exact p-value (the exact di
 ties, the exact permutation distribution of the mid-ranks with them: every split is enumerated);
 larger ones the normal approximation with tie and continuity corrections.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,14 +39,20 @@ def mann_whitney_u(a: list[float], b: list[float]) -> tuple[float, float]:
 
 @dataclass
 class Verdict:
-    verdict: str          # faster, slower, same, uncertain (not significant), untested (too few repetitions)
-    change: float         # relative change of the medians, in the "better" direction (+ = better)
+    verdict: str  # faster, slower, same, uncertain (not significant), untested (too few repetitions)
+    change: float  # relative change of the medians, in the "better" direction (+ = better)
     p_value: float
     reason: str
 
 
-def decide(baseline: list[float], new: list[float], higher_is_better: bool, alpha: float = 0.05,
-           min_effect: float = 0.02, min_repetitions: int = 4) -> Verdict:
+def decide(
+    baseline: list[float],
+    new: list[float],
+    higher_is_better: bool,
+    alpha: float = 0.05,
+    min_effect: float = 0.02,
+    min_repetitions: int = 4,
+) -> Verdict:
     """faster / slower: significant (p < alpha) and at least `min_effect` relative change;
     same: the change is below `min_effect`; uncertain: a large change that the repetitions do not
     support; untested: too few repetitions to test at all (the change is still given)."""
@@ -57,8 +64,12 @@ def decide(baseline: list[float], new: list[float], higher_is_better: bool, alph
     said = f"{raw * 100 + 0.0:+.1f}%"  # reasons quote the counter's own move (+ 0.0: no "-0.0")
     if len(baseline) < min_repetitions or len(new) < min_repetitions:
         what = f"{said} not tested" if mb else "baseline median is 0"
-        return Verdict("untested", change, math.nan, f"too few repetitions ({len(baseline)} and {len(new)}; "
-                                                     f"need {min_repetitions} each): {what}")
+        return Verdict(
+            "untested",
+            change,
+            math.nan,
+            f"too few repetitions ({len(baseline)} and {len(new)}; need {min_repetitions} each): {what}",
+        )
     if mb == 0:
         return Verdict("uncertain", math.nan, math.nan, "baseline median is 0")
     _, p = mann_whitney_u(baseline, new)

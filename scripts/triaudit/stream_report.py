@@ -1,4 +1,5 @@
 """STREAM (bandwidth corner) tables and plot: cards as columns, GB/s = 1e9 bytes/s."""
+
 from __future__ import annotations
 
 import math
@@ -22,7 +23,9 @@ def stream_frame(df: pd.DataFrame) -> pd.DataFrame:
     # one size, reported with the other sustained figures.
     bw = s[(s["metric"] == "bytes_per_second") & s["op"].isin(OPS)].copy()
     pf = s[s["metric"] == "peak_fraction"][["file", "case", "median"]].rename(columns={"median": "peak_fraction"})
-    ws = s[s["metric"] == "working_set_bytes"][["file", "case", "median"]].rename(columns={"median": "working_set_bytes"})
+    ws = s[s["metric"] == "working_set_bytes"][["file", "case", "median"]].rename(
+        columns={"median": "working_set_bytes"}
+    )
     bw = bw.merge(pf, on=["file", "case"], how="left").merge(ws, on=["file", "case"], how="left")
     bw["bytes"] = bw["bytes"].astype("int64")
     bw["gbps"] = bw["median"] / 1e9
@@ -31,7 +34,11 @@ def stream_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell(row) -> str:
-    text = f"{row['gbps']:.0f} ±{row['spread_pct'] / 2:.1f}%" if not math.isnan(row["spread_pct"]) else f"{row['gbps']:.0f}"
+    text = (
+        f"{row['gbps']:.0f} ±{row['spread_pct'] / 2:.1f}%"
+        if not math.isnan(row["spread_pct"])
+        else f"{row['gbps']:.0f}"
+    )
     if not math.isnan(row.get("peak_fraction", math.nan)):
         text += f" ({row['peak_fraction'] * 100:.0f}%)"
     return text
@@ -67,8 +74,13 @@ def csv_table(df: pd.DataFrame) -> pd.DataFrame:
     s = stream_frame(df)
     if s.empty:
         return pd.DataFrame(columns=["op", "type", "cache", "bytes"])
-    wide = s.pivot_table(index=["op", "type", "cache", "bytes"], columns="card",
-                         values=["gbps", "spread_pct"], aggfunc="median", observed=True)
+    wide = s.pivot_table(
+        index=["op", "type", "cache", "bytes"],
+        columns="card",
+        values=["gbps", "spread_pct"],
+        aggfunc="median",
+        observed=True,
+    )
     wide.columns = [f"{card} {'GB/s' if what == 'gbps' else 'spread %'}" for what, card in wide.columns]
     return wide.reset_index()
 
@@ -77,6 +89,7 @@ def plot_figure(df: pd.DataFrame):
     """Bandwidth against working-set size: panels fp32/fp64 x hot/cold, a line per card and
     op, each card's L2 size marked. None when there is nothing to plot."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import matplotlib.ticker
@@ -87,8 +100,9 @@ def plot_figure(df: pd.DataFrame):
     contexts = card_contexts(df)
     types = [t for t in ("fp32", "fp64") if t in set(s["type"])]
     caches = [c for c in ("hot", "cold") if c in set(s["cache"])]
-    fig, axes = plt.subplots(len(types), len(caches), figsize=(6.5 * len(caches), 4.5 * len(types)),
-                             squeeze=False, sharey=True)
+    fig, axes = plt.subplots(
+        len(types), len(caches), figsize=(6.5 * len(caches), 4.5 * len(types)), squeeze=False, sharey=True
+    )
     cards = sorted(s["card"].unique())
     styles = ["-", "--", ":", "-."]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -101,14 +115,27 @@ def plot_figure(df: pd.DataFrame):
                     line = sub[(sub["card"] == card) & (sub["op"] == op)].sort_values("working_set_bytes")
                     if line.empty:
                         continue
-                    ax.plot(line["working_set_bytes"] / 2**20, line["gbps"], marker="o", markersize=3,
-                            linestyle=styles[ci % len(styles)], color=colors[oi % len(colors)],
-                            label=f"{card}: {op}")
+                    ax.plot(
+                        line["working_set_bytes"] / 2**20,
+                        line["gbps"],
+                        marker="o",
+                        markersize=3,
+                        linestyle=styles[ci % len(styles)],
+                        color=colors[oi % len(colors)],
+                        label=f"{card}: {op}",
+                    )
                 l2 = contexts.get(card, {}).get("l2_bytes")
                 if l2:
                     ax.axvline(float(l2) / 2**20, color="grey", linestyle=styles[ci % len(styles)], linewidth=1)
-                    ax.annotate(f"L2 {card}", (float(l2) / 2**20, 0.02), xycoords=("data", "axes fraction"),
-                                rotation=90, fontsize=7, color="grey", ha="right")
+                    ax.annotate(
+                        f"L2 {card}",
+                        (float(l2) / 2**20, 0.02),
+                        xycoords=("data", "axes fraction"),
+                        rotation=90,
+                        fontsize=7,
+                        color="grey",
+                        ha="right",
+                    )
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))

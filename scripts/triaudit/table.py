@@ -10,24 +10,40 @@ Built column-wise (a case's name is parsed once, rows are a take of per-case row
 contexts sit in `df.attrs` inside an object pandas does not deep-copy on every operation: a report
 over 100 cards x the whole catalogue stays in seconds.
 """
+
 from __future__ import annotations
 
 import errno
 import math
 import os
 from array import array
-from functools import lru_cache
+from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
 from .gbench import LoadError, ResultFile, load_result
-from .runs import RunInfo, gpu_identity, read_run
+from .runs import gpu_identity, read_run
 
-BASE_COLUMNS = ["card", "run", "file", "corner", "op", "variant", "case", "metric",
-                "median", "min", "max", "spread_pct", "reps", "status", "message"]
+BASE_COLUMNS = [
+    "card",
+    "run",
+    "file",
+    "corner",
+    "op",
+    "variant",
+    "case",
+    "metric",
+    "median",
+    "min",
+    "max",
+    "spread_pct",
+    "reps",
+    "status",
+    "message",
+]
 _NUMERIC = ("median", "min", "max", "spread_pct")
 
 
@@ -56,7 +72,7 @@ def card_of(context: dict) -> str:
     return str(context.get("gpu_name") or "unknown card")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parts(case: str) -> tuple[str, str, str, tuple]:
     parts = case.split("/")
     corner, op, variant = (parts + ["", "", ""])[:3]
@@ -146,8 +162,17 @@ def _columns(rf: ResultFile) -> tuple[list[str], dict]:
     by_case: dict[str, list] = {}
     for r in rf.runs:
         by_case.setdefault(r.case, []).append(r)
-    cols: dict = {"take": array("q"), "metric": [], "median": array("d"), "min": array("d"), "max": array("d"),
-                  "spread_pct": array("d"), "reps": array("q"), "status": [], "message": []}
+    cols: dict = {
+        "take": array("q"),
+        "metric": [],
+        "median": array("d"),
+        "min": array("d"),
+        "max": array("d"),
+        "spread_pct": array("d"),
+        "reps": array("q"),
+        "status": [],
+        "message": [],
+    }
     take, metric, med, lo, hi, spread, reps, status, message = (cols[c] for c in ("take", *_METRIC_COLS))
     nan = math.nan
 
@@ -155,7 +180,7 @@ def _columns(rf: ResultFile) -> tuple[list[str], dict]:
         take.append(i), metric.append(m), med.append(v), lo.append(vmin), hi.append(vmax), spread.append(sp)
         reps.append(n), status.append(st), message.append(msg)
 
-    for i, (case, runs) in enumerate(by_case.items()):
+    for i, runs in enumerate(by_case.values()):
         bad = [r for r in runs if r.status != "ok"]
         if bad:
             worst = next((r for r in bad if r.status == "error"), bad[0])
@@ -174,8 +199,17 @@ def _columns(rf: ResultFile) -> tuple[list[str], dict]:
             median = next((r for r in runs if r.aggregate_name == "median"), None)
             if median is None:
                 kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
-                add(i, "", nan, nan, nan, nan, 0, "skipped",
-                    f"{rf.path.name}: only aggregates ({', '.join(kinds)}) and no median: nothing to show")
+                add(
+                    i,
+                    "",
+                    nan,
+                    nan,
+                    nan,
+                    nan,
+                    0,
+                    "skipped",
+                    f"{rf.path.name}: only aggregates ({', '.join(kinds)}) and no median: nothing to show",
+                )
                 continue
             for m, v in {"time_s": median.time_s, **median.counters}.items():
                 add(i, m, v, nan, nan, nan, 0, "ok", "aggregates only")
@@ -197,10 +231,12 @@ def _load_all(files: list[Path]):
     """_load_one per file, in order, as they are read (never all held at once)."""
     workers = min(os.cpu_count() or 1, 8)
     import multiprocessing
+
     if len(files) < PARALLEL_FILES or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield from map(_load_one, files)
         return
     from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
         yield from pool.map(_load_one, files, chunksize=max(1, len(files) // (4 * workers)))
 
@@ -245,8 +281,13 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
                 msg = f"conflict: {case} is in both {Path(other).name} and {path.name} of one run"
                 conflicts[(f, case)] = conflicts[(other, case)] = msg
         n, offset = len(case_names), len(file_cols["case"])
-        for col, v in (("card", card), ("run", run.name), ("file", f), ("run_dir", run.run_dir),
-                       ("complete", run.complete)):
+        for col, v in (
+            ("card", card),
+            ("run", run.name),
+            ("file", f),
+            ("run_dir", run.run_dir),
+            ("complete", run.complete),
+        ):
             file_cols[col].extend([v] * n)
         file_cols["case"].extend(case_names)
         takes.append(np.frombuffer(cols["take"], dtype=np.int64) + offset)
@@ -272,8 +313,11 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
         values = metric_cols.pop(col)  # each list freed as soon as its column exists
         if isinstance(values, array):
             values = np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64).copy()
-        df[col] = pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index) if len(take) else \
-            pd.Series(dtype="float64" if col in _NUMERIC else "object")
+        df[col] = (
+            pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index)
+            if len(take)
+            else pd.Series(dtype="float64" if col in _NUMERIC else "object")
+        )
         del values
     for c in BASE_COLUMNS + ["run_dir", "complete"]:
         if c not in df.columns:
@@ -284,8 +328,15 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
         first = hit & ~pair.duplicated()
         df = df[~hit | first].copy()
         fixed = pair[df.index]
-        for col, v in (("metric", ""), ("median", math.nan), ("min", math.nan), ("max", math.nan),
-                       ("spread_pct", math.nan), ("reps", 0), ("status", "error")):
+        for col, v in (
+            ("metric", ""),
+            ("median", math.nan),
+            ("min", math.nan),
+            ("max", math.nan),
+            ("spread_pct", math.nan),
+            ("reps", 0),
+            ("status", "error"),
+        ):
             df.loc[first[df.index], col] = v
         df.loc[first[df.index], "message"] = [conflicts[k] for k in fixed[first[df.index]]]
         df = df.reset_index(drop=True)
@@ -302,7 +353,7 @@ def card_contexts(df: pd.DataFrame) -> dict[str, dict]:
     contexts = df.attrs.get("contexts", {})
     out: dict[str, dict] = {}
     if df.empty or "file" not in df:
-        for f, ctx in contexts.items():
+        for ctx in contexts.values():
             out[card_of(ctx)] = ctx
         return out
     for f, card in df[["file", "card"]].drop_duplicates().itertuples(index=False):
