@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .builddir import find_build_dir
-from .progress import PlainProgress, choose as choose_progress, classify
+from .progress import PlainProgress, classify
+from .progress import choose as choose_progress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 EXIT_TIMEOUT = 124  # an executable that ran past --timeout-s (as timeout(1) reports it)
