@@ -6,6 +6,7 @@ package from whatever mirror the machine uses, so no registry host is written in
 
 Usage: apt_source_entry.py [APT_ETC]   (default /etc/apt). Exit 1 with a message when none is found.
 """
+
 from __future__ import annotations
 
 import sys
@@ -74,8 +75,12 @@ def source_entry(apt_etc: Path) -> str | None:
         suites = [s for s in e.get("Suites", "").split() if not s.endswith(("-security", "-updates", "-backports"))]
         if not suites or not e.get("URIs"):
             continue
-        lines = ["Types: deb-src", f"URIs: {e['URIs'].split()[0]}", f"Suites: {suites[0]}",
-                 f"Components: {e.get('Components', 'main')}"]
+        lines = [
+            "Types: deb-src",
+            f"URIs: {e['URIs'].split()[0]}",
+            f"Suites: {suites[0]}",
+            f"Components: {e.get('Components', 'main')}",
+        ]
         if e.get("Signed-By"):
             lines.append(f"Signed-By: {e['Signed-By']}")
         return "\n".join(lines) + "\n"

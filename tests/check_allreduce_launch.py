@@ -8,6 +8,7 @@
    no device).
 Usage: check_allreduce_launch.py SINGLE_EXE [MPI_EXE MPIRUN]
 """
+
 import os
 import re
 import subprocess
@@ -34,28 +35,45 @@ def main():
     # --help answers (0), a stray word and a bad value are refused naming them (2). It used to
     # bootstrap first and answer all three with 77 on a machine without a GPU.
     plain = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    for args, code, needle in ((["--help"], 0, "triaudit flags"), (["junk"], 2, "junk"),
-                               (["--algos=foo"], 2, "--algos=foo"), (["--min-time=-3"], 2, "--min-time")):
+    for args, code, needle in (
+        (["--help"], 0, "triaudit flags"),
+        (["junk"], 2, "junk"),
+        (["--algos=foo"], 2, "--algos=foo"),
+        (["--min-time=-3"], 2, "--min-time"),
+    ):
         r = subprocess.run([mpi_exe, *args], env=plain, capture_output=True, text=True, timeout=60)
         if r.returncode != code or needle not in (r.stdout + r.stderr):
-            fail(f"triaudit_allreduce_mpi {' '.join(args)}: exit {r.returncode} (expected {code}), output {r.stdout + r.stderr!r}")
+            fail(
+                f"triaudit_allreduce_mpi {' '.join(args)}: exit {r.returncode} (expected {code}), output {r.stdout + r.stderr!r}"
+            )
     print("triaudit_allreduce_mpi: --help, a stray word and a bad flag answered before the MPI bootstrap")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = dict(
+        os.environ,
+        OMPI_ALLOW_RUN_AS_ROOT="1",
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+        OMPI_MCA_rmaps_base_oversubscribe="1",
+    )
     r = subprocess.run([mpirun, "-np", "2", mpi_exe, "--dry-run"], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode != 0:
         fail(f"mpirun -np 2 --dry-run exited {r.returncode}\n{r.stdout}\n{r.stderr}")
-    lines = [l for l in r.stdout.splitlines() if l.startswith("rank ")]
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("rank ")]
     if len(lines) != 2:
         fail(f"expected one line per rank, got {r.stdout!r}")
-    ids = {re.search(r"unique id (\S+);", l).group(1) for l in lines}
+    ids = {re.search(r"unique id (\S+);", ln).group(1) for ln in lines}
     if len(ids) != 1 or "FAILED" in ids:
         fail(f"the ranks do not share one NCCL unique id: {lines}")
     for want in ("rank 0 of 2", "rank 1 of 2", "local rank 0 of 2", "local rank 1 of 2"):
-        if not any(want in l for l in lines):
+        if not any(want in ln for ln in lines):
             fail(f"missing '{want}' in {lines}")
     # A device, or the reason there is none: no GPU here, or fewer GPUs than ranks (2 ranks on a
     # one-GPU machine).
-    if not all(re.search(r"device (\d+$|no CUDA device|\d+ ranks on this node but \d+ visible GPUs|local ranks \d+ and \d+ would share one GPU)", l) for l in lines):
+    if not all(
+        re.search(
+            r"device (\d+$|no CUDA device|\d+ ranks on this node but \d+ visible GPUs|local ranks \d+ and \d+ would share one GPU)",
+            ln,
+        )
+        for ln in lines
+    ):
         fail(f"no device mapping (or reason) per rank: {lines}")
     r = subprocess.run([mpirun, "-np", "2", single], env=env, capture_output=True, text=True, timeout=120)
     if r.returncode == 0 or "refusing to run" not in r.stderr:

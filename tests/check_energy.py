@@ -4,6 +4,7 @@
 Without a GPU: exit 77 (CTest: skipped). Boards without the counter must say so, never report 0.
 Usage: check_energy.py TRIAUDIT_GEMM
 """
+
 import json
 import os
 import subprocess
@@ -15,9 +16,20 @@ def main():
     exe = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "energy.json")
-        r = subprocess.run([exe, "--families=ceiling", "--sustained-s=1.5", "--min-time=0.05",
-                            "--benchmark_filter=^gemm/ceiling/bf16/sustained", f"--benchmark_out={out}",
-                            "--benchmark_out_format=json"], capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [
+                exe,
+                "--families=ceiling",
+                "--sustained-s=1.5",
+                "--min-time=0.05",
+                "--benchmark_filter=^gemm/ceiling/bf16/sustained",
+                f"--benchmark_out={out}",
+                "--benchmark_out_format=json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if r.returncode == 77:
             print("SKIPPED: no CUDA device")
             sys.exit(77)
@@ -35,7 +47,11 @@ def main():
         print(f"FAIL: no counter, and the case does not say so: {label!r}")
         sys.exit(1)
     watts, jpo = case.get("watts_mean", 0.0), case.get("joules_per_op", 0.0)
-    limit = float(ctx.get("power_limit_enforced_w", "0") or 0) if str(ctx.get("power_limit_enforced_w", "")).isdigit() else 0.0
+    limit = (
+        float(ctx.get("power_limit_enforced_w", "0") or 0)
+        if str(ctx.get("power_limit_enforced_w", "")).isdigit()
+        else 0.0
+    )
     problems = []
     if not jpo > 0:
         problems.append(f"joules_per_op {jpo}")
@@ -48,7 +64,9 @@ def main():
     if problems:
         print("FAIL: " + "; ".join(problems) + f"\nlabel: {label}")
         sys.exit(1)
-    print(f"energy: {watts:.0f} W mean (limit {limit:.0f} W), {jpo:.3f} J per GEMM, window {case.get('energy_window_s', 0):.2f} s")
+    print(
+        f"energy: {watts:.0f} W mean (limit {limit:.0f} W), {jpo:.3f} J per GEMM, window {case.get('energy_window_s', 0):.2f} s"
+    )
 
 
 if __name__ == "__main__":

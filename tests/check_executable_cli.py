@@ -9,6 +9,7 @@ Valid on machines with and without a GPU.
 Usage: check_executable_cli.py EXECUTABLE FILTER [BAD_FLAG ...]
   FILTER: a --benchmark_filter regex selecting a few cases; BAD_FLAG: extra flags to refuse.
 """
+
 import ctypes
 import json
 import os
@@ -76,15 +77,24 @@ def main():
             fail(f"context lacks triaudit_schema_version / host: {ctx}")
         # CUDA_LAUNCH_BLOCKING=1 makes every held stream wait out its timeout: the hold is off, and said so.
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="", CUDA_LAUNCH_BLOCKING="1")
-        r = subprocess.run([exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={out}",
-                            "--benchmark_out_format=json"], env=env, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={out}", "--benchmark_out_format=json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         with open(out) as f:
             latch = json.load(f)["context"].get("stream_latch", "")
         if not latch.startswith("off (CUDA_LAUNCH_BLOCKING"):
             fail(f"with CUDA_LAUNCH_BLOCKING=1 the context says stream_latch={latch!r}")
 
-    bad_flags = [("--device=abc", "--device=abc"), ("--no-such-flag", "--no-such-flag"),
-                 ("--bind-numa=maybe", "--bind-numa=maybe"), ("--min-time=-1", "--min-time=-1")]
+    bad_flags = [
+        ("--device=abc", "--device=abc"),
+        ("--no-such-flag", "--no-such-flag"),
+        ("--bind-numa=maybe", "--bind-numa=maybe"),
+        ("--min-time=-1", "--min-time=-1"),
+    ]
     bad_flags += [(flag, flag.split("=")[0]) for flag in extra_bad]
     for bad, needle in bad_flags:
         r = run(exe, bad)

@@ -2,6 +2,7 @@
 """The CTest entries that run parts of triaudit_gpu_tests by --gtest_filter must each select
 tests: a renamed test would otherwise make its entry pass with nothing run. Listing needs no GPU.
 Usage: check_gtest_filters.py TRIAUDIT_GPU_TESTS FILTER=MIN_COUNT [...]"""
+
 import subprocess
 import sys
 
@@ -11,8 +12,9 @@ def main():
     problems = []
     for spec in specs:
         flt, _, least = spec.rpartition("=")
-        out = subprocess.run([exe, "--gtest_list_tests", f"--gtest_filter={flt}"], capture_output=True, text=True,
-                             timeout=60).stdout
+        out = subprocess.run(
+            [exe, "--gtest_list_tests", f"--gtest_filter={flt}"], capture_output=True, text=True, timeout=60
+        ).stdout
         n = sum(1 for line in out.splitlines() if line.startswith("  "))
         if n < int(least):
             problems.append(f"--gtest_filter={flt} selects {n} test(s), expected at least {least}")

@@ -18,6 +18,7 @@ installed by scripts/test.sh). Without them the check exits 77 (CTest: skipped).
 Usage: check_kernel_sass.py ARCH LIBRARY [LIBRARY ...]      e.g. sm_90 libtriaudit_kernels_gemm.a
        check_kernel_sass.py --self-test BAD.sass                the hazard rule must flag this SASS
 """
+
 import glob
 import os
 import re
@@ -32,7 +33,9 @@ def find_tool(name):
     candidates = [shutil.which(name), f"/usr/local/cuda/bin/{name}"]
     for prefix in {sys.prefix, os.environ.get("VIRTUAL_ENV", ""), os.path.join(REPO, ".venv")}:
         if prefix:
-            candidates += glob.glob(os.path.join(prefix, "lib", "python3*", "site-packages", "nvidia", "*", "bin", name))
+            candidates += glob.glob(
+                os.path.join(prefix, "lib", "python3*", "site-packages", "nvidia", "*", "bin", name)
+            )
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
@@ -73,11 +76,13 @@ def accumulator_hazards(name, body):
     end = next((i for i in range(last + 1, len(lines)) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in lines[i]), None)
     if end is None:
         return [f"{name}: no WARPGROUP.DEPBAR.LE gsb0, 0x0 after its last HGMMA: the epilogue never waits for the MMAs"]
+
     # The window opens at the head of the loop around the MMAs (the earliest target of a backward
     # branch inside the window): MMAs of one iteration are in flight at the top of the next.
     def address(line):
         m = re.search(r"/\*([0-9a-f]{4,})\*/", line)
         return int(m.group(1), 16) if m else None
+
     start = mma[0][0]
     first_address = address(lines[start])
     for i in range(mma[0][0], end):
@@ -94,8 +99,10 @@ def accumulator_hazards(name, body):
         touched = sorted({int(r) for r in REGISTER.findall(code)} & acc)
         if touched:
             addr = re.search(r"/\*([0-9a-f]{4,})\*/", line)
-            problems.append(f"{name}: {code.strip()} at {addr.group(1) if addr else '?'} touches accumulator "
-                            f"R{touched[0]} before the final wgmma wait (window: loop head to the final DEPBAR gsb0, 0x0)")
+            problems.append(
+                f"{name}: {code.strip()} at {addr.group(1) if addr else '?'} touches accumulator "
+                f"R{touched[0]} before the final wgmma wait (window: loop head to the final DEPBAR gsb0, 0x0)"
+            )
     return problems
 
 
@@ -122,7 +129,9 @@ def main():
     failures = []
     for lib in libs:
         sass = subprocess.run([cuobjdump, "-sass", "-arch", arch, lib], capture_output=True, text=True, env=env).stdout
-        usage = subprocess.run([cuobjdump, "-res-usage", "-arch", arch, lib], capture_output=True, text=True, env=env).stdout
+        usage = subprocess.run(
+            [cuobjdump, "-res-usage", "-arch", arch, lib], capture_output=True, text=True, env=env
+        ).stdout
         if "Function" not in sass:
             print(f"SKIPPED: {lib} carries no {arch} machine code (built for other architectures)")
             sys.exit(77)
@@ -131,12 +140,21 @@ def main():
             if m and int(m.group(1)) != 0:
                 failures.append(f"{name}: uses {m.group(1)} bytes of local memory (spills)")
         # Each ladder level's kernels live in an anonymous namespace named after its file.
-        rules = {"l0_naive_fp32_cu": [], "l1_tiled_fp32_cu": [], "l2_wmma_bf16_cu": ["HMMA"],
-                 "l3_mma_cp_async_bf16_cu": ["HMMA", "LDGSTS", "LDSM"], "l4_wgmma_tma_bf16_cu": ["HGMMA.64x128x16", "UTMALDG"],
-                 # level 5's claims: m64n256k16, registers moved between warpgroups, one MMA group
-                 # left in flight (wait_group 1 = DEPBAR.LE gsb0, 0x1)
-                 "l5_wgmma_warp_specialized_bf16_cu": ["HGMMA.64x256x16", "UTMALDG", "USETMAXREG",
-                                                       "WARPGROUP.DEPBAR.LE gsb0, 0x1"]}
+        rules = {
+            "l0_naive_fp32_cu": [],
+            "l1_tiled_fp32_cu": [],
+            "l2_wmma_bf16_cu": ["HMMA"],
+            "l3_mma_cp_async_bf16_cu": ["HMMA", "LDGSTS", "LDSM"],
+            "l4_wgmma_tma_bf16_cu": ["HGMMA.64x128x16", "UTMALDG"],
+            # level 5's claims: m64n256k16, registers moved between warpgroups, one MMA group
+            # left in flight (wait_group 1 = DEPBAR.LE gsb0, 0x1)
+            "l5_wgmma_warp_specialized_bf16_cu": [
+                "HGMMA.64x256x16",
+                "UTMALDG",
+                "USETMAXREG",
+                "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+            ],
+        }
         hopper = ["l4_wgmma_tma_bf16_cu", "l5_wgmma_warp_specialized_bf16_cu"]
         expected = {"sm_90a": hopper}.get(arch, [k for k in rules if k not in hopper])
         for pattern, wanted in rules.items():

@@ -4,6 +4,7 @@ so in the failing case and refuse the later cases with a message naming the caus
 reporting a cascade of unrelated-looking CUDA errors. Needs a GPU: exit 77 (skipped) without one.
 Usage: check_lost_context.py triaudit_lost_context_test
 """
+
 import json
 import subprocess
 import sys
@@ -14,8 +15,12 @@ def main():
     exe = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         out = f"{tmp}/r.json"
-        p = subprocess.run([exe, f"--benchmark_out={out}", "--benchmark_out_format=json", "--min-time=0.01"],
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [exe, f"--benchmark_out={out}", "--benchmark_out_format=json", "--min-time=0.01"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         if p.returncode == 77:
             print("SKIPPED: no CUDA device")
             sys.exit(77)

@@ -3,6 +3,7 @@
 serialise the wgmma pipeline, and pass a clean one (ladder level 5 as built).
 Usage: check_ptxas_guard.py GUARD NVCC KERNELS_DIR BAD.cu GOOD.cu
 """
+
 import os
 import subprocess
 import sys
@@ -10,8 +11,20 @@ import tempfile
 
 
 def compile_through(guard, nvcc, include, src, out):
-    cmd = [guard, "fatal", nvcc, "-std=c++17", "-gencode", "arch=compute_90a,code=sm_90a", "-O3", f"-I{include}",
-           "-c", src, "-o", out]
+    cmd = [
+        guard,
+        "fatal",
+        nvcc,
+        "-std=c++17",
+        "-gencode",
+        "arch=compute_90a,code=sm_90a",
+        "-O3",
+        f"-I{include}",
+        "-c",
+        src,
+        "-o",
+        out,
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
 
 

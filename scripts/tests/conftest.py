@@ -27,9 +27,18 @@ def no_gpu_json(stream_exe, tmp_path_factory) -> Path:
     """Real output of triaudit_stream with every device hidden: the no-GPU path."""
     out = tmp_path_factory.mktemp("nogpu") / "triaudit_stream.json"
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
-    r = subprocess.run([str(stream_exe), "--benchmark_filter=bytes:(1048576|2097152)$|bytes:(1048576|2097152)/",
-                        f"--benchmark_out={out}", "--benchmark_out_format=json"],
-                       env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            str(stream_exe),
+            "--benchmark_filter=bytes:(1048576|2097152)$|bytes:(1048576|2097152)/",
+            f"--benchmark_out={out}",
+            "--benchmark_out_format=json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 77, r.stderr
     return out
 
@@ -39,5 +48,8 @@ def real_result_files() -> list[Path]:
     root = REPO / "results"
     if not root.exists():
         return []
-    return sorted(p for p in root.rglob("*.json")
-                  if p.name != "manifest.json" and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    return sorted(
+        p
+        for p in root.rglob("*.json")
+        if p.name != "manifest.json" and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )

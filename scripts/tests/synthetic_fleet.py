@@ -2,6 +2,7 @@
 a stand-in `nvidia-smi` and stand-in executables. Made-up numbers, not measurements: every file
 made here has "synthetic" in its path and its context says so.
 """
+
 from __future__ import annotations
 
 import stat
@@ -11,42 +12,75 @@ from pathlib import Path
 import synthetic
 
 
-def gpu_context(host: str, index: int, uuid: str, card: str = "NVIDIA H100 80GB HBM3",
-                driver: str = "550.54.15", executable: str = "triaudit_stream") -> dict:
-    return {"host_name": host, "executable": executable, "gpu_available": "true", "gpu_name": card,
-            "gpu_uuid": uuid, "gpu_pci_bus_id": f"00000000:{0x18 + index:02X}:00.0", "driver_version": driver,
-            "host": host, "gpu_index": str(index), "siblings_loaded": "true",
-            "synthetic": "true (test fixture, not a measurement)"}
+def gpu_context(
+    host: str,
+    index: int,
+    uuid: str,
+    card: str = "NVIDIA H100 80GB HBM3",
+    driver: str = "550.54.15",
+    executable: str = "triaudit_stream",
+) -> dict:
+    return {
+        "host_name": host,
+        "executable": executable,
+        "gpu_available": "true",
+        "gpu_name": card,
+        "gpu_uuid": uuid,
+        "gpu_pci_bus_id": f"00000000:{0x18 + index:02X}:00.0",
+        "driver_version": driver,
+        "host": host,
+        "gpu_index": str(index),
+        "siblings_loaded": "true",
+        "synthetic": "true (test fixture, not a measurement)",
+    }
 
 
-def stream_entries(gbps: float, reps: int = 5, jitter: float = 0.002,
-                   cases=("stream/triad/fp32/cache:cold/bytes:1073741824",
-                          "stream/copy/fp32/cache:cold/bytes:1073741824")) -> list[dict]:
+def stream_entries(
+    gbps: float,
+    reps: int = 5,
+    jitter: float = 0.002,
+    cases=("stream/triad/fp32/cache:cold/bytes:1073741824", "stream/copy/fp32/cache:cold/bytes:1073741824"),
+) -> list[dict]:
     out = []
     for case in cases:
         arrays = 3 if "/triad/" in case or "/add/" in case else 2
         nbytes = int(case.rsplit(":", 1)[1])
         for r in range(reps):
             bw = gbps * 1e9 * (1 + jitter * (r - (reps - 1) / 2))
-            out.append(synthetic._entry(case, arrays * nbytes / bw, r, reps, bytes_per_second=bw,
-                                        bytes_per_op=float(arrays * nbytes), ops_per_region=1.0,
-                                        working_set_bytes=float(arrays * nbytes)))
+            out.append(
+                synthetic._entry(
+                    case,
+                    arrays * nbytes / bw,
+                    r,
+                    reps,
+                    bytes_per_second=bw,
+                    bytes_per_op=float(arrays * nbytes),
+                    ops_per_region=1.0,
+                    working_set_bytes=float(arrays * nbytes),
+                )
+            )
     return out
 
 
-def gemm_entries(tflops: float, reps: int = 5, case: str = "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192") -> list[dict]:
-    flop = 2 * 8192 ** 3
-    return [synthetic._entry(case, flop / (tflops * 1e12), r, reps, flops=tflops * 1e12 * (1 + 0.001 * r))
-            for r in range(reps)]
+def gemm_entries(
+    tflops: float, reps: int = 5, case: str = "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192"
+) -> list[dict]:
+    flop = 2 * 8192**3
+    return [
+        synthetic._entry(case, flop / (tflops * 1e12), r, reps, flops=tflops * 1e12 * (1 + 0.001 * r))
+        for r in range(reps)
+    ]
 
 
-def write_gpu_result(root: Path, host: str, index: int, uuid: str, entries: list[dict], folder: str | None = None,
-                     **ctx) -> Path:
+def write_gpu_result(
+    root: Path, host: str, index: int, uuid: str, entries: list[dict], folder: str | None = None, **ctx
+) -> Path:
     """root/<folder or host>/triaudit_stream.gpu<i>.synthetic.json, one GPU's result file."""
     context = gpu_context(host, index, uuid, **ctx)
     name = context["executable"]
-    return synthetic.write(root / (folder or host) / f"{name}.gpu{index}.synthetic.json",
-                           {"context": context, "benchmarks": entries})
+    return synthetic.write(
+        root / (folder or host) / f"{name}.gpu{index}.synthetic.json", {"context": context, "benchmarks": entries}
+    )
 
 
 def uuid_of(host_no: int, index: int, family: int = 0) -> str:
@@ -55,7 +89,7 @@ def uuid_of(host_no: int, index: int, family: int = 0) -> str:
 
 # --- stand-ins for a GPU node ----------------------------------------------------------------
 
-FAKE_EXE = r'''#!{python}
+FAKE_EXE = r"""#!{python}
 # Synthetic stand-in for a triaudit executable (test fixture): writes Google Benchmark JSON
 # whose context echoes what the runner set, and when it started and ended.
 import json, os, socket, sys, time
@@ -84,7 +118,7 @@ bench = [{{"name": "stream/copy/fp32/cache:cold/bytes:1048576/manual_time", "run
 json.dump({{"context": ctx, "benchmarks": bench}}, open(out, "w"))
 print("stream/copy/fp32/cache:cold/bytes:1048576/manual_time 1.0 us")
 sys.exit(1 if fail and fail == visible else 0)
-'''
+"""
 
 
 def _executable(path: Path, text: str) -> Path:

@@ -4,15 +4,16 @@ import stat
 import sys
 from pathlib import Path
 
-import pytest
+from synthetic import synthetic_stream_result, write
 
 from triaudit import cli, runner
-from synthetic import synthetic_stream_result, write
 
 
 def test_report_writes_tables_and_plot(tmp_path):
-    write(tmp_path / "results" / "synthetic-card" / "r1" / "synthetic_stream.json",
-          synthetic_stream_result("Synthetic Card A", hbm_gbps=4000))
+    write(
+        tmp_path / "results" / "synthetic-card" / "r1" / "synthetic_stream.json",
+        synthetic_stream_result("Synthetic Card A", hbm_gbps=4000),
+    )
     out = tmp_path / "report"
     assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
@@ -105,12 +106,15 @@ def test_run_refuses_missing_build_and_unknown_profile(tmp_path):
     assert runner.run_suite(tmp_path, tmp_path / "r", profile="forever").exit_code == 2
 
 
-FAKE_INTERRUPTED = FAKE_OK.replace('print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")', """
+FAKE_INTERRUPTED = FAKE_OK.replace(
+    'print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")',
+    """
 import os, signal, time
 print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100", flush=True)
 os.kill(os.getppid(), signal.SIGTERM)  # the CI job is cancelled while this executable runs
 time.sleep(30)
-""")
+""",
+)
 
 
 def test_interrupted_run_is_kept_and_marked_incomplete(tmp_path):
@@ -127,8 +131,12 @@ def test_interrupted_run_is_kept_and_marked_incomplete(tmp_path):
 
 def test_an_executable_past_its_timeout_is_killed_and_reported(tmp_path):
     build = tmp_path / "build"
-    _fake_exe(build, FAKE_OK.replace('print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")',
-                                     'import time; time.sleep(60)'))
+    _fake_exe(
+        build,
+        FAKE_OK.replace(
+            'print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")', "import time; time.sleep(60)"
+        ),
+    )
     out = runner.run_suite(build, tmp_path / "results", "quick", log=lambda *_: None, timeout_s=2)
     assert out.exit_code == 1 and "failed: triaudit_stream" in out.message
     m = json.loads((out.run_dir / "manifest.json").read_text())
@@ -140,9 +148,14 @@ def test_a_spent_budget_stops_the_run_and_keeps_what_was_measured(tmp_path, monk
     # The GPU check has minutes: the first executable uses up the budget (it is killed when the
     # budget runs out), the second is not started, and the run is kept, marked incomplete.
     build = tmp_path / "build"
-    _fake_exe(build, FAKE_OK.replace('print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")',
-                                     'print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100", flush=True)\n'
-                                     'import time; time.sleep(60)'))
+    _fake_exe(
+        build,
+        FAKE_OK.replace(
+            'print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100")',
+            'print("stream/copy/fp32/cache:hot/bytes:1024/manual_time 1 us 1 us 100", flush=True)\n'
+            "import time; time.sleep(60)",
+        ),
+    )
     second = build / "benchmarks" / "memcpy" / "triaudit_memcpy"
     second.parent.mkdir(parents=True)
     second.write_text(f"#!{sys.executable}\nraise SystemExit(3)\n")
@@ -161,12 +174,20 @@ def test_run_and_doctor_need_no_third_party_package(tmp_path):
     # The GPU check runs them with whatever python3 the GPU machine has: pandas and matplotlib
     # are only for report, compare, history and plan.
     import subprocess
-    code = ("import sys\n"
-            "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
-            "from triaudit import cli, runner, doctor\n"
-            "cli.build_parser().parse_args(['doctor'])\n"
-            "cli.build_parser().parse_args(['run', '--budget-s', '60'])\n"
-            "print('ok')\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])))
+
+    code = (
+        "import sys\n"
+        "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
+        "from triaudit import cli, runner, doctor\n"
+        "cli.build_parser().parse_args(['doctor'])\n"
+        "cli.build_parser().parse_args(['run', '--budget-s', '60'])\n"
+        "print('ok')\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
+    )
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr

@@ -1,5 +1,6 @@
 """doctor on this machine (no GPU) and on recorded device descriptions. The nvidia-smi lines
 below are synthetic (hand-written in nvidia-smi's CSV shape), not recordings of real cards."""
+
 import json
 import os
 import shutil
@@ -9,10 +10,14 @@ import pytest
 
 from triaudit import cli, doctor, fatbin
 
-SYNTHETIC_H200 = ("0, NVIDIA H200, GPU-synthetic-0, 00000000:19:00.0, 9.0, 580.65.06, 143771, "
-                  "5, 5, 16, 16, Enabled, Disabled, 1980, 1980, 0x0000000000000000")
-SYNTHETIC_T4_X8_THROTTLED = ("1, Tesla T4, GPU-synthetic-1, 00000000:3B:00.0, 7.5, 580.65.06, 15360, "
-                             "3, 3, 8, 16, Disabled, [N/A], 585, 1590, 0x0000000000000004")
+SYNTHETIC_H200 = (
+    "0, NVIDIA H200, GPU-synthetic-0, 00000000:19:00.0, 9.0, 580.65.06, 143771, "
+    "5, 5, 16, 16, Enabled, Disabled, 1980, 1980, 0x0000000000000000"
+)
+SYNTHETIC_T4_X8_THROTTLED = (
+    "1, Tesla T4, GPU-synthetic-1, 00000000:3B:00.0, 7.5, 580.65.06, 15360, "
+    "3, 3, 8, 16, Disabled, [N/A], 585, 1590, 0x0000000000000004"
+)
 
 
 @pytest.fixture
@@ -43,16 +48,24 @@ def test_architecture_and_family_specific_code():
     assert fatbin.describe(a90) == "SASS: sm_90a; PTX: compute_90a"
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None and not os.path.exists("/usr/local/cuda/bin/nvcc"), reason="needs nvcc")
-@pytest.mark.parametrize("arch,expected", [("90", {"sm_90", "compute_90"}), ("90a", {"sm_90a", "compute_90a"}),
-                                           ("100f", {"sm_100f", "compute_100f"})])
+@pytest.mark.skipif(
+    shutil.which("nvcc") is None and not os.path.exists("/usr/local/cuda/bin/nvcc"), reason="needs nvcc"
+)
+@pytest.mark.parametrize(
+    "arch,expected",
+    [("90", {"sm_90", "compute_90"}), ("90a", {"sm_90a", "compute_90a"}), ("100f", {"sm_100f", "compute_100f"})],
+)
 def test_variant_bits_as_nvcc_writes_them(tmp_path, arch, expected):
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     src = tmp_path / "k.cu"
     src.write_text("__global__ void k(float* p) { p[0] = 1; }\n")
     obj = tmp_path / "k.o"
-    subprocess.run([nvcc, "-c", f"-gencode=arch=compute_{arch},code=[sm_{arch},compute_{arch}]", str(src), "-o", str(obj)],
-                   check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [nvcc, "-c", f"-gencode=arch=compute_{arch},code=[sm_{arch},compute_{arch}]", str(src), "-o", str(obj)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     assert {c.name for c in fatbin.gpu_code_of(obj)} == expected
 
 
@@ -73,8 +86,13 @@ def test_recorded_h200_is_healthy(build_dir):
 
 
 def test_recorded_problems_are_called_out(build_dir):
-    r = doctor.diagnose(build_dir, smi_csv=SYNTHETIC_H200 + "\n" + SYNTHETIC_T4_X8_THROTTLED, driver_cuda="12.4",
-                        processes="GPU-synthetic-0, 4242, python, 1024 MiB", nvlink="")
+    r = doctor.diagnose(
+        build_dir,
+        smi_csv=SYNTHETIC_H200 + "\n" + SYNTHETIC_T4_X8_THROTTLED,
+        driver_cuda="12.4",
+        processes="GPU-synthetic-0, 4242, python, 1024 MiB",
+        nvlink="",
+    )
     text = "\n".join(r.problems)
     assert doctor.exit_code(r) == 1
     assert "no kernel image is available" in text and "-DCMAKE_CUDA_ARCHITECTURES=75" in text

@@ -1,22 +1,31 @@
 """The report's fleet section on synthetic per-GPU result sets."""
+
 from __future__ import annotations
 
 import json
 
 import pandas as pd
-
 import synthetic
 from synthetic_fleet import uuid_of
 from test_outliers import TRIAD, fleet
+
 from triaudit import report
 
 
 def test_fleet_section_marks_the_slow_gpu(tmp_path):
     root = fleet(tmp_path / "synthetic-fleet", slow={(0, 6): 0.15})
     (root / "hosts").mkdir()
-    (root / "hosts" / "20260101T000000Z-synthetic-node-7.status").write_text(json.dumps(
-        {"host": "synthetic-node-7", "node": "synthetic-node-7", "state": "no CUDA device", "exit_code": 77,
-         "message": "no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)"}))
+    (root / "hosts" / "20260101T000000Z-synthetic-node-7.status").write_text(
+        json.dumps(
+            {
+                "host": "synthetic-node-7",
+                "node": "synthetic-node-7",
+                "state": "no CUDA device",
+                "exit_code": 77,
+                "message": "no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)",
+            }
+        )
+    )
     out = tmp_path / "report"
     written = report.write_report([root], out)
     md = (out / "report.md").read_text()
@@ -36,11 +45,14 @@ def test_fleet_section_marks_the_slow_gpu(tmp_path):
 
 def slow_family() -> int:
     import zlib
+
     return zlib.crc32(b"synthetic-node") % 65536
 
 
 def test_single_card_report_has_no_fleet_section(tmp_path):
-    f = synthetic.write(tmp_path / "r" / "h100.synthetic.json", synthetic.synthetic_stream_result("NVIDIA H100 80GB HBM3", 3000))
+    f = synthetic.write(
+        tmp_path / "r" / "h100.synthetic.json", synthetic.synthetic_stream_result("NVIDIA H100 80GB HBM3", 3000)
+    )
     report.write_report([f.parent], tmp_path / "out")
     assert "Fleet" not in (tmp_path / "out" / "report.md").read_text()
     assert not (tmp_path / "out" / "fleet.csv").exists()

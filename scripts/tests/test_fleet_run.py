@@ -1,5 +1,6 @@
 """Whole-node mode (`triaudit run --all-gpus`) with a stand-in nvidia-smi and stand-in executables
 (synthetic_fleet.py), and once with the real executables on this GPU-less machine."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from synthetic_fleet import fake_build, fake_nvidia_smi
+
 from triaudit import fleet_run as FR
 from triaudit.fleet_status import read_statuses
 
@@ -42,11 +43,12 @@ def test_every_gpu_at_once_one_file_per_executable_per_gpu(tmp_path):
     run_dir = out.run_dir
     assert run_dir.parent.name == "synthetic-gpu"  # filed under the card, as `triaudit run` does
     ctx = _contexts(run_dir)
-    assert sorted(ctx) == sorted([f"triaudit_{e}.gpu{i}.json" for e in ("stream", "gemm") for i in range(4)] +
-                                 ["triaudit_allreduce.node.json"])
+    assert sorted(ctx) == sorted(
+        [f"triaudit_{e}.gpu{i}.json" for e in ("stream", "gemm") for i in range(4)] + ["triaudit_allreduce.node.json"]
+    )
     for i in range(4):
         c = ctx[f"triaudit_stream.gpu{i}.json"]
-        assert c["cuda_visible_devices"] == UUIDS[i]      # pinned by UUID, not by CUDA's own order
+        assert c["cuda_visible_devices"] == UUIDS[i]  # pinned by UUID, not by CUDA's own order
         assert c["gpu_index"] == str(i)
         assert c["siblings_loaded"] == "true"
         assert "--bind-numa=on" in c["argv"]
@@ -91,8 +93,10 @@ def test_unknown_gpu_index_is_refused_and_recorded(tmp_path):
 def test_inherited_cuda_visible_devices_restricts(tmp_path):
     out, _, _ = _run(tmp_path, env=_env(CUDA_VISIBLE_DEVICES=f"2,{UUIDS[1][:10]}"))
     assert out.exit_code == 0, out.message
-    assert sorted(f.name for f in out.run_dir.glob("triaudit_stream.*.json")) == \
-        ["triaudit_stream.gpu1.json", "triaudit_stream.gpu2.json"]
+    assert sorted(f.name for f in out.run_dir.glob("triaudit_stream.*.json")) == [
+        "triaudit_stream.gpu1.json",
+        "triaudit_stream.gpu2.json",
+    ]
     bad, _, _ = _run(tmp_path / "b", env=_env(CUDA_VISIBLE_DEVICES="5"))
     assert bad.exit_code == 2 and "'5' names no GPU nvidia-smi lists" in bad.message
 
@@ -100,7 +104,9 @@ def test_inherited_cuda_visible_devices_restricts(tmp_path):
 def test_no_gpu_records_the_host_and_never_overwrites(tmp_path):
     build = fake_build(tmp_path)
     for _ in range(2):
-        out, results, _ = _run(tmp_path, build=build, smi=tmp_path / "no-such-nvidia-smi", env=_env(SYNTHETIC_NO_GPU="1"))
+        out, results, _ = _run(
+            tmp_path, build=build, smi=tmp_path / "no-such-nvidia-smi", env=_env(SYNTHETIC_NO_GPU="1")
+        )
         assert out.exit_code == 77 and out.run_dir is None
         assert "no CUDA device (synthetic: no device here)" in out.message
         assert "nvidia-smi not found" in out.message
@@ -152,8 +158,9 @@ def test_real_executables_without_gpu_record_cudas_reason(tmp_path, stream_exe, 
     """The built suite on this GPU-less machine: nvidia-smi finds nothing, CUDA says why, exit 77."""
     build = stream_exe.parents[2]
     # Devices hidden as the no_gpu_json fixture hides them: the same answer on a machine with a GPU.
-    out, results, _ = _run(tmp_path, build=build, smi=tmp_path / "no-such-nvidia-smi", only=["stream"],
-                           env=_env(CUDA_VISIBLE_DEVICES=""))
+    out, results, _ = _run(
+        tmp_path, build=build, smi=tmp_path / "no-such-nvidia-smi", only=["stream"], env=_env(CUDA_VISIBLE_DEVICES="")
+    )
     assert out.exit_code == 77, out.message
     [status] = read_statuses(results)
     assert status["state"] == "no CUDA device"
@@ -161,29 +168,37 @@ def test_real_executables_without_gpu_record_cudas_reason(tmp_path, stream_exe, 
     assert status["reason"] == f"no CUDA device ({said})"  # the executable's own words, whole
 
 
-@pytest.mark.parametrize("text, problem", [("0,x", "'x' is not a GPU index"), ("1,1", "GPU 1 named twice"),
-                                           ("-1", "'-1' is not a GPU index")])
+@pytest.mark.parametrize(
+    "text, problem",
+    [("0,x", "'x' is not a GPU index"), ("1,1", "GPU 1 named twice"), ("-1", "'-1' is not a GPU index")],
+)
 def test_bad_gpu_list(text, problem):
     with pytest.raises(FR.SetupError, match=problem):
         FR.parse_gpu_list(text)
 
 
 def test_nvidia_smi_lines():
-    gpus = FR.parse_nvidia_smi("0, GPU-a, 00000000:18:00.0, NVIDIA H100 80GB HBM3\n"
-                               "1, GPU-b, 00000000:2A:00.0, NVIDIA H100, custom\n\n")
+    gpus = FR.parse_nvidia_smi(
+        "0, GPU-a, 00000000:18:00.0, NVIDIA H100 80GB HBM3\n1, GPU-b, 00000000:2A:00.0, NVIDIA H100, custom\n\n"
+    )
     assert [(g.index, g.uuid, g.pci_bus_id, g.name) for g in gpus] == [
-        (0, "GPU-a", "00000000:18:00.0", "NVIDIA H100 80GB HBM3"), (1, "GPU-b", "00000000:2A:00.0", "NVIDIA H100, custom")]
+        (0, "GPU-a", "00000000:18:00.0", "NVIDIA H100 80GB HBM3"),
+        (1, "GPU-b", "00000000:2A:00.0", "NVIDIA H100, custom"),
+    ]
     with pytest.raises(FR.SetupError, match="not index, uuid, pci.bus_id, name"):
         FR.parse_nvidia_smi("No devices were found\n")
 
 
 def test_cli_all_gpus(tmp_path, stream_exe, capsys, monkeypatch):
     from triaudit import cli
+
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every device hidden, also on a machine with a GPU
     build = stream_exe.parents[2]
     assert cli.main(["run", "--gpus", "0", "--build-dir", str(build), "--results", str(tmp_path)]) == 2
     assert "--gpus picks GPUs for --all-gpus" in capsys.readouterr().err
-    assert cli.main(["run", "--all-gpus", "--gpus", "0,zero", "--build-dir", str(build), "--results", str(tmp_path)]) == 2
+    assert (
+        cli.main(["run", "--all-gpus", "--gpus", "0,zero", "--build-dir", str(build), "--results", str(tmp_path)]) == 2
+    )
     assert "'zero' is not a GPU index" in capsys.readouterr().err
     code = cli.main(["run", "--all-gpus", "--only", "stream", "--build-dir", str(build), "--results", str(tmp_path)])
     assert code == 77
@@ -198,17 +213,28 @@ def test_sigterm_keeps_the_partial_run_and_records_it(tmp_path):
     import subprocess
     import sys
     import time
+
     from conftest import REPO
+
     build = fake_build(tmp_path)
     smi = fake_nvidia_smi(tmp_path, GPUS[:2])
     bindir = tmp_path / "synthetic-bin"
     bindir.mkdir()
     (bindir / "nvidia-smi").symlink_to(smi)
-    env = _env(PATH=f"{bindir}:{os.environ['PATH']}", PYTHONPATH=str(REPO / "scripts"), SYNTHETIC_SLEEP_S="0.1",
-               SYNTHETIC_SLOW_EXE="triaudit_gemm")
+    env = _env(
+        PATH=f"{bindir}:{os.environ['PATH']}",
+        PYTHONPATH=str(REPO / "scripts"),
+        SYNTHETIC_SLEEP_S="0.1",
+        SYNTHETIC_SLOW_EXE="triaudit_gemm",
+    )
     results = tmp_path / "results"
-    p = subprocess.Popen([sys.executable, "-m", "triaudit.fleet_run", "--build-dir", str(build), "--results", str(results)],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "triaudit.fleet_run", "--build-dir", str(build), "--results", str(results)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and len(list(results.rglob("triaudit_gemm.gpu*.log"))) < 2:
@@ -225,8 +251,10 @@ def test_sigterm_keeps_the_partial_run_and_records_it(tmp_path):
     run_dir = results / status["run_dir"]
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["complete"] is False
-    assert sorted(f.name for f in run_dir.glob("triaudit_stream.gpu*.json")) == \
-        ["triaudit_stream.gpu0.json", "triaudit_stream.gpu1.json"]
+    assert sorted(f.name for f in run_dir.glob("triaudit_stream.gpu*.json")) == [
+        "triaudit_stream.gpu0.json",
+        "triaudit_stream.gpu1.json",
+    ]
     assert "triaudit_allreduce" in manifest["not_started"]
 
 
@@ -235,32 +263,46 @@ def test_fleet_modules_need_no_third_party_package():
     import no pandas/matplotlib/numpy: nodes have only their system python3."""
     import subprocess
     import sys
+
     from conftest import REPO
-    code = ("import sys\n"
-            "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
-            "from triaudit import cli, fleet_run, slurm_job, slurm, fleet_status\n"
-            "cli.build_parser().parse_args(['run', '--all-gpus', '--gpus', '0,3'])\n"
-            "cli.build_parser().parse_args(['slurm', 'collect', '12'])\n"
-            "cli.build_parser().parse_args(['outliers', 'x'])\n"
-            "print('ok')\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                       env=dict(os.environ, PYTHONPATH=str(REPO / "scripts")))
+
+    code = (
+        "import sys\n"
+        "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
+        "from triaudit import cli, fleet_run, slurm_job, slurm, fleet_status\n"
+        "cli.build_parser().parse_args(['run', '--all-gpus', '--gpus', '0,3'])\n"
+        "cli.build_parser().parse_args(['slurm', 'collect', '12'])\n"
+        "cli.build_parser().parse_args(['outliers', 'x'])\n"
+        "print('ok')\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(REPO / "scripts")),
+    )
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr
 
 
 def test_no_device_reason_keeps_nested_parentheses():
     # The line triaudit_stream prints on this machine (no driver), as of the lead's loader change.
-    line = ("triaudit_stream: no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable)): every case is "
-            "reported as skipped; exit code 77")
+    line = (
+        "triaudit_stream: no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable)): every case is "
+        "reported as skipped; exit code 77"
+    )
     assert FR._no_device_reason(line) == "no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable))"
-    assert FR._no_device_reason("x: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected): y") == \
-        "no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)"
+    assert (
+        FR._no_device_reason("x: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected): y")
+        == "no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)"
+    )
     assert FR._no_device_reason("nothing said") == "no CUDA device"
 
 
 def test_plain_run_says_the_whole_no_device_reason(tmp_path, stream_exe, no_gpu_json, monkeypatch):
     """`triaudit run` (runner.py) reads the same line: its message must keep the reason whole too."""
     from triaudit import runner
+
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     out = runner.run_suite(stream_exe.parents[2], tmp_path, "quick", ["stream"], log=lambda m: None)
     said = json.loads(no_gpu_json.read_text())["context"]["gpu_unavailable_reason"]

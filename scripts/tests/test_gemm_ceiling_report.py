@@ -1,5 +1,6 @@
 """The GEMM section shows the ceiling burst and sustained apart (synthetic results, named so), and
 does not fail when a run holds only ceiling or LLM cases (their names carry no m:/n:/k:)."""
+
 import json
 
 from triaudit import corners
@@ -12,17 +13,38 @@ def _run(tmp_path, cases):
     bench = []
     for case, flops in cases.items():
         for r in range(5):
-            bench.append({"name": case + "/manual_time", "run_name": case + "/manual_time", "run_type": "iteration",
-                          "repetitions": 5, "repetition_index": r, "threads": 1, "iterations": 1, "real_time": 1.0,
-                          "cpu_time": 1.0, "time_unit": "us", "flops": flops})
-    (d / "synthetic_gemm.json").write_text(json.dumps({"context": {"gpu_available": "true", "gpu_name": "NVIDIA H200",
-                                                                   "synthetic": "true"}, "benchmarks": bench}))
+            bench.append(
+                {
+                    "name": case + "/manual_time",
+                    "run_name": case + "/manual_time",
+                    "run_type": "iteration",
+                    "repetitions": 5,
+                    "repetition_index": r,
+                    "threads": 1,
+                    "iterations": 1,
+                    "real_time": 1.0,
+                    "cpu_time": 1.0,
+                    "time_unit": "us",
+                    "flops": flops,
+                }
+            )
+    (d / "synthetic_gemm.json").write_text(
+        json.dumps(
+            {"context": {"gpu_available": "true", "gpu_name": "NVIDIA H200", "synthetic": "true"}, "benchmarks": bench}
+        )
+    )
     return load_table([tmp_path])
 
 
 def test_burst_and_sustained_are_separate_rows(tmp_path):
-    df = _run(tmp_path, {"gemm/ceiling/bf16/burst": 800e12, "gemm/ceiling/bf16/sustained": 720e12,
-                         "gemm/cublaslt/bf16/llm:llama2-7b-qkv/tokens:1": 2e12})
+    df = _run(
+        tmp_path,
+        {
+            "gemm/ceiling/bf16/burst": 800e12,
+            "gemm/ceiling/bf16/sustained": 720e12,
+            "gemm/cublaslt/bf16/llm:llama2-7b-qkv/tokens:1": 2e12,
+        },
+    )
     title, table = corners.gemm_section(df).tables[0]
     assert "burst" in title and "sustained" in title
     cells = {idx: row.iloc[0] for idx, row in table.iterrows()}

@@ -1,4 +1,5 @@
 """`triaudit outliers` on synthetic per-GPU result sets (synthetic_fleet.py: made-up numbers)."""
+
 from __future__ import annotations
 
 import json
@@ -6,8 +7,8 @@ import random
 import zlib
 
 import pytest
-
 from synthetic_fleet import gemm_entries, stream_entries, uuid_of, write_gpu_result
+
 from triaudit import cli
 from triaudit import outliers as O
 
@@ -15,8 +16,19 @@ TRIAD = "stream/triad/fp32/cache:cold/bytes:1073741824"
 COPY = "stream/copy/fp32/cache:cold/bytes:1073741824"
 
 
-def fleet(root, hosts=2, gpus_per_host=8, gbps=3000.0, noise=0.01, slow=None, seed=1, card="NVIDIA H100 80GB HBM3",
-          driver="550.54.15", host_prefix="synthetic-node", slow_cases=(TRIAD,)):
+def fleet(
+    root,
+    hosts=2,
+    gpus_per_host=8,
+    gbps=3000.0,
+    noise=0.01,
+    slow=None,
+    seed=1,
+    card="NVIDIA H100 80GB HBM3",
+    driver="550.54.15",
+    host_prefix="synthetic-node",
+    slow_cases=(TRIAD,),
+):
     """hosts x gpus_per_host GPUs; each GPU's bandwidth = gbps x (1 + uniform(-noise, noise));
     slow = {(host_no, index): fraction} makes those GPUs that much slower on slow_cases."""
     rng = random.Random(seed)
@@ -28,8 +40,15 @@ def fleet(root, hosts=2, gpus_per_host=8, gbps=3000.0, noise=0.01, slow=None, se
             for case in (TRIAD, COPY):
                 bw = gbps * f * (1 - cut if case in slow_cases else 1)
                 entries += stream_entries(bw, cases=(case,))
-            write_gpu_result(root, f"{host_prefix}-{h}", i, uuid_of(h, i, zlib.crc32(host_prefix.encode()) % 65536),
-                             entries, card=card, driver=driver)
+            write_gpu_result(
+                root,
+                f"{host_prefix}-{h}",
+                i,
+                uuid_of(h, i, zlib.crc32(host_prefix.encode()) % 65536),
+                entries,
+                card=card,
+                driver=driver,
+            )
     return root
 
 
@@ -60,23 +79,61 @@ def test_one_percent_noise_names_nobody(tmp_path, seed):
 
 
 def test_mixed_models_are_grouped_apart(tmp_path):
-    fleet(tmp_path / "h100", hosts=1, gpus_per_host=12, gbps=3000, card="NVIDIA H100 80GB HBM3",
-          host_prefix="synthetic-h100")
-    fleet(tmp_path / "a100", hosts=1, gpus_per_host=4, gbps=1800, card="NVIDIA A100-SXM4-80GB",
-          host_prefix="synthetic-a100", seed=7)
+    fleet(
+        tmp_path / "h100",
+        hosts=1,
+        gpus_per_host=12,
+        gbps=3000,
+        card="NVIDIA H100 80GB HBM3",
+        host_prefix="synthetic-h100",
+    )
+    fleet(
+        tmp_path / "a100",
+        hosts=1,
+        gpus_per_host=4,
+        gbps=1800,
+        card="NVIDIA A100-SXM4-80GB",
+        host_prefix="synthetic-a100",
+        seed=7,
+    )
     j = O.find_outliers([tmp_path])
     assert j.outliers.empty, O.summary_markdown(j)  # pooled, the four A100s would be 40 % "slow" H100s
-    assert sorted(zip(j.groups["model"], j.groups["gpus"])) == [("NVIDIA A100-SXM4-80GB", 4), ("NVIDIA H100 80GB HBM3", 12)]
+    assert sorted(zip(j.groups["model"], j.groups["gpus"])) == [
+        ("NVIDIA A100-SXM4-80GB", 4),
+        ("NVIDIA H100 80GB HBM3", 12),
+    ]
     assert j.judged == 4 and O.exit_code(j) == 0
-    pooled, _ = O.judge(j.per.assign(model="one pool")[["model", "driver", "gpu", "host", "gpu_index", "gpu_uuid", "case",
-                                                          "metric", "higher_better", "value", "siblings_loaded"]])
+    pooled, _ = O.judge(
+        j.per.assign(model="one pool")[
+            [
+                "model",
+                "driver",
+                "gpu",
+                "host",
+                "gpu_index",
+                "gpu_uuid",
+                "case",
+                "metric",
+                "higher_better",
+                "value",
+                "siblings_loaded",
+            ]
+        ]
+    )
     assert pooled["outlier"].sum() == 8  # the check above would catch pooling
 
 
 def test_slow_gpu_judged_against_its_own_model(tmp_path):
     fleet(tmp_path / "h100", hosts=1, gbps=3000, card="NVIDIA H100 80GB HBM3", host_prefix="synthetic-h100")
-    fleet(tmp_path / "a100", hosts=1, gbps=1800, card="NVIDIA A100-SXM4-80GB", host_prefix="synthetic-a100",
-          slow={(0, 2): 0.15}, seed=7)
+    fleet(
+        tmp_path / "a100",
+        hosts=1,
+        gbps=1800,
+        card="NVIDIA A100-SXM4-80GB",
+        host_prefix="synthetic-a100",
+        slow={(0, 2): 0.15},
+        seed=7,
+    )
     j = O.find_outliers([tmp_path])
     assert list(j.outliers["host"]) == ["synthetic-a100-0"] and list(j.outliers["gpu_index"]) == ["2"]
     assert abs(j.outliers.iloc[0]["group_median"] / 1800e9 - 1) < 0.01
@@ -107,9 +164,12 @@ def test_beyond_threshold_inside_a_loose_spread_is_not_named(tmp_path):
 def test_time_metrics_judged_as_rates(tmp_path):
     """Launch cost: a GPU whose per-kernel time is 25 % longer is 20 % slower."""
     import synthetic
+
     for i in range(8):
         t = 2.0e-6 * (1.25 if i == 3 else 1 + 0.002 * i)
-        entries = [synthetic._entry("launch/chain_fit/eager/kernels:1000", t * 1000, r, 5, per_kernel_s=t) for r in range(5)]
+        entries = [
+            synthetic._entry("launch/chain_fit/eager/kernels:1000", t * 1000, r, 5, per_kernel_s=t) for r in range(5)
+        ]
         write_gpu_result(tmp_path, "synthetic-node-0", i, uuid_of(0, i), entries, executable="triaudit_launch")
     j = O.find_outliers([tmp_path])
     [o] = j.outliers.itertuples()
@@ -132,10 +192,22 @@ def test_too_few_gpus_to_judge(tmp_path):
 
 def test_errored_case_is_listed_not_judged(tmp_path):
     import synthetic
+
     fleet(tmp_path)
-    bad = {"name": TRIAD + "/manual_time", "run_name": TRIAD + "/manual_time", "run_type": "iteration",
-           "repetitions": 1, "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0, "cpu_time": 0,
-           "time_unit": "us", "error_occurred": True, "error_message": "verification failed at index 7"}
+    bad = {
+        "name": TRIAD + "/manual_time",
+        "run_name": TRIAD + "/manual_time",
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0,
+        "cpu_time": 0,
+        "time_unit": "us",
+        "error_occurred": True,
+        "error_message": "verification failed at index 7",
+    }
     write_gpu_result(tmp_path, "synthetic-node-9", 0, uuid_of(9, 0), [bad] + stream_entries(3000, cases=(COPY,)))
     j = O.find_outliers([tmp_path])
     assert j.outliers.empty
@@ -149,17 +221,38 @@ def test_identity_from_the_manifest_and_node_level_files_left_out(tmp_path):
     gpus = []
     for i in range(5):
         bw = 3000 * (0.8 if i == 4 else 1 + 0.001 * i)
-        data = {"context": {"gpu_available": "true", "gpu_name": "Synthetic GPU", "driver_version": "1.0",
-                            "host_name": "synthetic-node", "synthetic": "true"},
-                "benchmarks": stream_entries(bw, cases=(TRIAD,))}
+        data = {
+            "context": {
+                "gpu_available": "true",
+                "gpu_name": "Synthetic GPU",
+                "driver_version": "1.0",
+                "host_name": "synthetic-node",
+                "synthetic": "true",
+            },
+            "benchmarks": stream_entries(bw, cases=(TRIAD,)),
+        }
         (run).mkdir(parents=True, exist_ok=True)
         (run / f"triaudit_stream.gpu{i}.json").write_text(json.dumps(data))
         gpus.append({"index": i, "uuid": uuid_of(0, i), "executables": [{"json": f"triaudit_stream.gpu{i}.json"}]})
-    node = {"context": {"gpu_available": "true", "gpu_name": "Synthetic GPU", "gpu_uuid": uuid_of(0, 0),
-                        "allreduce_ranks": "5"}, "benchmarks": gemm_entries(1.0)}
+    node = {
+        "context": {
+            "gpu_available": "true",
+            "gpu_name": "Synthetic GPU",
+            "gpu_uuid": uuid_of(0, 0),
+            "allreduce_ranks": "5",
+        },
+        "benchmarks": gemm_entries(1.0),
+    }
     (run / "triaudit_allreduce.node.json").write_text(json.dumps(node))
-    (run / "manifest.json").write_text(json.dumps({"host": "synthetic-node", "gpus": gpus,
-                                                   "node_level": {"executables": [{"json": "triaudit_allreduce.node.json"}]}}))
+    (run / "manifest.json").write_text(
+        json.dumps(
+            {
+                "host": "synthetic-node",
+                "gpus": gpus,
+                "node_level": {"executables": [{"json": "triaudit_allreduce.node.json"}]},
+            }
+        )
+    )
     j = O.find_outliers([tmp_path])
     assert j.per["case"].unique().tolist() == [TRIAD]  # the allreduce file is not one GPU's
     [o] = j.outliers.itertuples()

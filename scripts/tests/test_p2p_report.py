@@ -1,14 +1,15 @@
 """Report sections of the interconnect corner (p2p_report.py) on synthetic results: made-up
 numbers in the exact JSON shape the issue-15 contract gives for triaudit_p2p and
 triaudit_allreduce --scaling. Every file written here has "synthetic" in its name."""
+
 import math
 
 import pandas as pd
 import pytest
+from synthetic import synthetic_context, write
 
 from triaudit import p2p_report as P
 from triaudit.table import load_table
-from synthetic import synthetic_context, write
 
 MiB = 2**20
 
@@ -17,29 +18,65 @@ MiB = 2**20
 def close_figures():
     yield
     import matplotlib.pyplot as plt
+
     plt.close("all")
 
 
 def _entry(name: str, seconds: float, rep: int, reps: int, **counters) -> dict:
-    return {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": "iteration",
-            "repetitions": reps, "repetition_index": rep, "threads": 1, "iterations": 10,
-            "real_time": seconds * 1e6, "cpu_time": 1.0, "time_unit": "us", **counters}
+    return {
+        "name": name + "/manual_time",
+        "run_name": name + "/manual_time",
+        "run_type": "iteration",
+        "repetitions": reps,
+        "repetition_index": rep,
+        "threads": 1,
+        "iterations": 10,
+        "real_time": seconds * 1e6,
+        "cpu_time": 1.0,
+        "time_unit": "us",
+        **counters,
+    }
 
 
 def _skip(name: str, why: str) -> dict:
-    return {"name": name + "/manual_time", "run_name": name + "/manual_time", "run_type": "iteration",
-            "repetitions": 1, "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-            "cpu_time": 0.0, "time_unit": "us", "error_occurred": True, "error_message": f"skipped: {why}"}
+    return {
+        "name": name + "/manual_time",
+        "run_name": name + "/manual_time",
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0.0,
+        "cpu_time": 0.0,
+        "time_unit": "us",
+        "error_occurred": True,
+        "error_message": f"skipped: {why}",
+    }
 
 
-def p2p_result(card: str, n: int, link: dict, gbps, sizes=(4 * MiB, 512 * MiB), reps: int = 3,
-               access=None, tests=(("ce", "uni"), ("ce", "bidir"), ("sm_read", "uni"))) -> dict:
+def p2p_result(
+    card: str,
+    n: int,
+    link: dict,
+    gbps,
+    sizes=(4 * MiB, 512 * MiB),
+    reps: int = 3,
+    access=None,
+    tests=(("ce", "uni"), ("ce", "bidir"), ("sm_read", "uni")),
+) -> dict:
     """gbps(test, i, j) -> GB/s at the largest size (the smaller size gets half)."""
     ctx = synthetic_context(card)
     ctx.update({"executable": "triaudit_p2p", "p2p_gpu_count": str(n)})
     for i in range(n):
-        ctx.update({f"gpu_{i}_name": card, f"gpu_{i}_numa_node": str(i // 2), f"gpu_{i}_cpu_affinity": f"{i * 8}-{i * 8 + 7}",
-                    f"gpu_{i}_nvlink_links": "12/12"})
+        ctx.update(
+            {
+                f"gpu_{i}_name": card,
+                f"gpu_{i}_numa_node": str(i // 2),
+                f"gpu_{i}_cpu_affinity": f"{i * 8}-{i * 8 + 7}",
+                f"gpu_{i}_nvlink_links": "12/12",
+            }
+        )
         for j in range(n):
             if i != j:
                 ctx[f"p2p_link_{i}_{j}"] = link[(min(i, j), max(i, j))]
@@ -76,9 +113,17 @@ def a100_gbps(test, i, j):
 def p2p_df(tmp_path):
     write(tmp_path / "a100" / "triaudit_p2p_synthetic.json", p2p_result("NVIDIA A100-SXM4-40GB", 4, NV4, a100_gbps))
     pcie = {(0, 1): "PHB"}
-    write(tmp_path / "pcie" / "triaudit_p2p_synthetic.json",
-          p2p_result("NVIDIA RTX 4090", 2, pcie, lambda t, i, j: 25.0, tests=(("staged", "uni"), ("ce", "uni")),
-                     access={(0, 1): "no (NVML: chipset not supported)", (1, 0): "no (NVML: chipset not supported)"}))
+    write(
+        tmp_path / "pcie" / "triaudit_p2p_synthetic.json",
+        p2p_result(
+            "NVIDIA RTX 4090",
+            2,
+            pcie,
+            lambda t, i, j: 25.0,
+            tests=(("staged", "uni"), ("ce", "uni")),
+            access={(0, 1): "no (NVML: chipset not supported)", (1, 0): "no (NVML: chipset not supported)"},
+        ),
+    )
     one = p2p_result("NVIDIA H200", 1, {}, lambda t, i, j: 0.0)
     one["benchmarks"] = [_skip("p2p/ce/uni/src:0/dst:1/bytes:536870912", "one GPU: no peer to copy to")]
     write(tmp_path / "one" / "triaudit_p2p_synthetic.json", one)
@@ -92,10 +137,10 @@ def test_synthetic_matrix_table_with_sum_line_and_low_pair_marked(p2p_df):
     assert "512 MiB copies" in cap and "SUM = all pairs" in cap
     t = tables[cap]
     assert t.loc["GPU0", "GPU1"] == "80.0" and t.loc["GPU1", "GPU1"] == "—"
-    assert t.loc["GPU2", "GPU3"] == "50.0*"       # 50 < 0.8 x 80, the NV4 median
-    assert t.loc["GPU2", "total"] == "210.0"      # 80 + 80 + 50
+    assert t.loc["GPU2", "GPU3"] == "50.0*"  # 50 < 0.8 x 80, the NV4 median
+    assert t.loc["GPU2", "total"] == "210.0"  # 80 + 80 + 50
     assert t.loc["SUM", "GPU3"] == "210.0"
-    assert t.loc["SUM", "total"] == "930.0"       # 11 pairs x 80 + 50: nvbandwidth's SUM
+    assert t.loc["SUM", "total"] == "930.0"  # 11 pairs x 80 + 50: nvbandwidth's SUM
     bidir = tables[next(c for c in tables if c.startswith("NVIDIA A100-SXM4-40GB: ce bidir"))]
     assert "per direction, both directions running" in next(c for c in tables if "ce bidir" in c)
     assert bidir.loc["GPU3", "GPU0"] == "75.0" and bidir.loc["SUM", "total"] == "900.0"
@@ -111,8 +156,9 @@ def test_synthetic_low_pairs_listed_by_link_type(p2p_df):
 
 
 def test_flag_low_needs_company_of_the_same_link_type():
-    rows = pd.DataFrame({"file": ["f"] * 3, "test": ["ce uni"] * 3, "link": ["NV4", "NV4", "PHB"],
-                         "median": [80e9, 30e9, 10e9]})
+    rows = pd.DataFrame(
+        {"file": ["f"] * 3, "test": ["ce uni"] * 3, "link": ["NV4", "NV4", "PHB"], "median": [80e9, 30e9, 10e9]}
+    )
     low = P.flag_low(rows)
     # A PHB pair alone is compared with nothing; the NV4 median of (80, 30) is 55, and 30 < 44.
     assert low["low"].tolist() == [False, True, False]
@@ -121,7 +167,10 @@ def test_flag_low_needs_company_of_the_same_link_type():
 def test_synthetic_links_and_access_from_the_context(p2p_df):
     tables = dict(P.p2p_section(p2p_df).tables)
     a100 = tables["NVIDIA A100-SXM4-40GB: links and peer access between the GPUs (from the run's context)"]
-    assert a100.loc["GPU0", "GPU3"] == "NV4" and a100.loc["GPU2", "NUMA / CPUs / NVLink"] == "NUMA 1, CPUs 16-23, NVLink 12/12 up"
+    assert (
+        a100.loc["GPU0", "GPU3"] == "NV4"
+        and a100.loc["GPU2", "NUMA / CPUs / NVLink"] == "NUMA 1, CPUs 16-23, NVLink 12/12 up"
+    )
     pcie = tables["NVIDIA RTX 4090: links and peer access between the GPUs (from the run's context)"]
     assert pcie.loc["GPU0", "GPU1"] == "PHB (peer access no (NVML: chipset not supported))"
     staged = tables[next(c for c in tables if c.startswith("NVIDIA RTX 4090: staged uni"))]
@@ -139,7 +188,9 @@ def test_synthetic_heatmaps_share_one_fixed_colour_scale(p2p_df):
     a100 = images[0].get_array().filled(math.nan)
     assert a100[0][1] == pytest.approx(80.0) and a100[2][3] == pytest.approx(50.0) and math.isnan(a100[1][1])
     # the low pair is boxed in red
-    assert any(getattr(p, "get_edgecolor", lambda: None)()[:3] == (1.0, 0.0, 0.0) for ax in fig.axes for p in ax.patches)
+    assert any(
+        getattr(p, "get_edgecolor", lambda: None)()[:3] == (1.0, 0.0, 0.0) for ax in fig.axes for p in ax.patches
+    )
 
 
 def test_synthetic_latency_and_skips(p2p_df):
@@ -152,8 +203,17 @@ def test_synthetic_latency_and_skips(p2p_df):
 
 # --- allreduce scaling ---------------------------------------------------------------------------
 
-def scaling_result(card: str, link: str, busbw: dict, sizes=(8 * MiB, 1024 * MiB), reps: int = 3, types=("fp32",),
-                   algo="ring", count="gpus") -> dict:
+
+def scaling_result(
+    card: str,
+    link: str,
+    busbw: dict,
+    sizes=(8 * MiB, 1024 * MiB),
+    reps: int = 3,
+    types=("fp32",),
+    algo="ring",
+    count="gpus",
+) -> dict:
     """busbw[g] in GB/s at the largest size (the smaller size gets a quarter)."""
     ctx = synthetic_context(card)
     ctx.update({"executable": "triaudit_allreduce", "allreduce_gpus_visible": str(max(busbw)), "allreduce_link": link})
@@ -165,29 +225,42 @@ def scaling_result(card: str, link: str, busbw: dict, sizes=(8 * MiB, 1024 * MiB
                     bus = bw * (1 if size == max(sizes) else 0.25) * (1 + 0.01 * (r - 1)) * 1e9
                     alg = bus * g / (2 * (g - 1)) if g > 1 else size / 20e-6
                     t = size / alg
-                    b.append(_entry(f"allreduce/scaling/{typ}/algo:{algo}/{count}:{g}/bytes:{size}", t, r, reps,
-                                    algbw=alg, busbw=bus if g > 1 else 0.0, **{count: float(g)}))
+                    b.append(
+                        _entry(
+                            f"allreduce/scaling/{typ}/algo:{algo}/{count}:{g}/bytes:{size}",
+                            t,
+                            r,
+                            reps,
+                            algbw=alg,
+                            busbw=bus if g > 1 else 0.0,
+                            **{count: float(g)},
+                        )
+                    )
     return {"context": ctx, "benchmarks": b}
 
 
 @pytest.fixture
 def scaling_df(tmp_path):
-    write(tmp_path / "h200" / "triaudit_allreduce_synthetic.json",
-          scaling_result("NVIDIA H200", "NV18", {1: 0.0, 2: 360.0, 4: 350.0, 8: 340.0}))
-    write(tmp_path / "pcie" / "triaudit_allreduce_synthetic.json",
-          scaling_result("NVIDIA RTX 4090", "PCIe", {1: 0.0, 2: 20.0, 4: 12.0}, count="ranks"))
+    write(
+        tmp_path / "h200" / "triaudit_allreduce_synthetic.json",
+        scaling_result("NVIDIA H200", "NV18", {1: 0.0, 2: 360.0, 4: 350.0, 8: 340.0}),
+    )
+    write(
+        tmp_path / "pcie" / "triaudit_allreduce_synthetic.json",
+        scaling_result("NVIDIA RTX 4090", "PCIe", {1: 0.0, 2: 20.0, 4: 12.0}, count="ranks"),
+    )
     return load_table([tmp_path])
 
 
 def test_synthetic_scaling_table_efficiency_and_link_model(scaling_df):
     sec = P.scaling_section(scaling_df)
-    (cap, t), = sec.tables
+    ((cap, t),) = sec.tables
     assert "efficiency = busbw ÷ busbw at the fewest GPUs" in cap
     h = t.xs("NVIDIA H200", level="card").reset_index().set_index("GPUs")
     assert list(h.index) == [1, 2, 4, 8]
     assert h.loc[8, "busbw GB/s"] == 340.0 and h.loc[8, "size"] == "1024 MiB"
-    assert h.loc[8, "efficiency"] == "94 % of 2 GPUs"       # 340 / 360
-    assert h.loc[8, "of link model"] == "76 %"               # 340 / 450 (H200 NVLink, per direction)
+    assert h.loc[8, "efficiency"] == "94 % of 2 GPUs"  # 340 / 360
+    assert h.loc[8, "of link model"] == "76 %"  # 340 / 450 (H200 NVLink, per direction)
     assert h.loc[1, "efficiency"] == "" and h.loc[1, "busbw GB/s"] == 0.0
     assert h.loc[8, "algbw GB/s"] == pytest.approx(340 * 8 / 14, abs=0.1)
     assert "NVLink 450 GB/s per direction" in h.loc[2, "link model"]
@@ -197,7 +270,7 @@ def test_synthetic_scaling_table_efficiency_and_link_model(scaling_df):
 
 def test_synthetic_scaling_figure_one_line_per_card(scaling_df):
     sec = P.scaling_section(scaling_df)
-    (stem, _, fig), = sec.figures
+    ((stem, _, fig),) = sec.figures
     assert stem == "allreduce_scaling"
     ax = fig.axes[0]
     lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) > 2]
@@ -210,14 +283,17 @@ def test_synthetic_scaling_figure_one_line_per_card(scaling_df):
 def test_largest_size_common_to_every_count(tmp_path):
     data = scaling_result("NVIDIA H200", "NV18", {2: 360.0, 4: 350.0})
     # 4 GPUs could not fit the largest size: the table falls back to the largest size both measured.
-    data["benchmarks"] = [e for e in data["benchmarks"] if not ("gpus:4/" in e["name"] and "bytes:1073741824" in e["name"])]
+    data["benchmarks"] = [
+        e for e in data["benchmarks"] if not ("gpus:4/" in e["name"] and "bytes:1073741824" in e["name"])
+    ]
     write(tmp_path / "triaudit_allreduce_synthetic.json", data)
-    (_, t), = P.scaling_section(load_table([tmp_path])).tables
+    ((_, t),) = P.scaling_section(load_table([tmp_path])).tables
     assert set(t["size"]) == {"8 MiB"}
 
 
 def test_no_interconnect_results_no_section_content(tmp_path):
     from synthetic import synthetic_stream_result
+
     write(tmp_path / "s_synthetic.json", synthetic_stream_result("NVIDIA H200", 4000))
     df = load_table([tmp_path])
     for s in P.sections(df):
@@ -226,10 +302,13 @@ def test_no_interconnect_results_no_section_content(tmp_path):
 
 def test_synthetic_full_report_renders_the_interconnect_sections(tmp_path):
     from triaudit import report
+
     runs = tmp_path / "results"
     write(runs / "a100" / "triaudit_p2p_synthetic.json", p2p_result("NVIDIA A100-SXM4-40GB", 4, NV4, a100_gbps))
-    write(runs / "h200" / "triaudit_allreduce_synthetic.json",
-          scaling_result("NVIDIA H200", "NV18", {1: 0.0, 2: 360.0, 4: 350.0, 8: 340.0}))
+    write(
+        runs / "h200" / "triaudit_allreduce_synthetic.json",
+        scaling_result("NVIDIA H200", "NV18", {1: 0.0, 2: 360.0, 4: 350.0, 8: 340.0}),
+    )
     written = {p.name for p in report.write_report([runs], tmp_path / "report")}
     assert {"p2p.csv", "allreduce_scaling.csv", "p2p_heatmap_ce_uni.png", "allreduce_scaling.png"} <= written
     md = (tmp_path / "report" / "report.md").read_text()

@@ -1,12 +1,13 @@
 """`triaudit plan allreduce --run`: the busbw a run measured at each GPU count
 (triaudit_allreduce --scaling) drives the ring formula. Synthetic results (named so)."""
+
 import json
 
 import pytest
-
-from triaudit import cli
 from synthetic import write
 from test_p2p_report import MiB, scaling_result
+
+from triaudit import cli
 
 
 def plan(capsys, run, *argv):
@@ -59,7 +60,9 @@ def test_a_given_link_still_wins(capsys, h200_run):
 
 
 def test_mpi_ranks_count_too(capsys, tmp_path):
-    run = write(tmp_path / "r" / "triaudit_allreduce_mpi_synthetic.json",
-                scaling_result("NVIDIA H200", "NV18", {2: 300.0, 16: 45.0}, count="ranks")).parent
+    run = write(
+        tmp_path / "r" / "triaudit_allreduce_mpi_synthetic.json",
+        scaling_result("NVIDIA H200", "NV18", {2: 300.0, 16: 45.0}, count="ranks"),
+    ).parent
     _, rows = plan(capsys, run, "--payload-gb", str(2**30 / 1e9), "--gpus", "16")
     assert rows["link, per direction"][0] == pytest.approx(45.0) and "ranks:16" in rows["link, per direction"][1]

@@ -2,9 +2,10 @@
 in place; synthetic variants (made here, named so) from the tools' source formats: BabelStream's
 --csv, the newer "Number of elements" text, a failed validation, the triad-only summary; mamf-finder
 v2 and v4 summaries with per-shape lines."""
-import pytest
 
+import pytest
 from conftest import REPO
+
 from triaudit.peers import babelstream, mamf
 from triaudit.peers.model import PeerFormatError
 
@@ -72,14 +73,17 @@ def test_synthetic_newer_text_with_failed_validation_and_triad_only(tmp_path):
     c = cases(babelstream.read(p, p.read_text()))
     assert c["stream/dot/fp64/cache:hot/bytes:268435456"].error.startswith("BabelStream's validation failed")
     assert c["stream/triad/fp64/cache:hot/bytes:268435456"].counters["bytes_per_second"] > 0
-    triad_only = ("BabelStream\nVersion: 5.0\nImplementation: CUDA\nRunning triad 100 times\nNumber of elements: "
-                  "33554432\nPrecision: double\nArray size: 268.4 MB (=0.3 GB)\nTotal size: 805.3 MB (=0.8 GB)\n"
-                  "Using CUDA device NVIDIA H200\n--------------------------------\nRuntime (seconds): 0.02000\n"
-                  "Bandwidth (GB/s):  4026.532\n")
+    triad_only = (
+        "BabelStream\nVersion: 5.0\nImplementation: CUDA\nRunning triad 100 times\nNumber of elements: "
+        "33554432\nPrecision: double\nArray size: 268.4 MB (=0.3 GB)\nTotal size: 805.3 MB (=0.8 GB)\n"
+        "Using CUDA device NVIDIA H200\n--------------------------------\nRuntime (seconds): 0.02000\n"
+        "Bandwidth (GB/s):  4026.532\n"
+    )
     p.write_text(triad_only)
     run = babelstream.read(p, p.read_text())
-    assert cases(run)["stream/triad/fp64/cache:hot/bytes:268435456"].counters["bytes_per_second"] == \
-        pytest.approx(4026.532e9)
+    assert cases(run)["stream/triad/fp64/cache:hot/bytes:268435456"].counters["bytes_per_second"] == pytest.approx(
+        4026.532e9
+    )
     assert run.statistic.startswith("mean of 100 back-to-back triads")
 
 
@@ -136,14 +140,16 @@ benchmark version: {version}
 
 
 def test_synthetic_mamf_v2_with_per_shape_lines(tmp_path):
-    body = ("Warming up the accelerator for 30 secs ... accelerator warmup finished\n"
-            "     1 |  700.0(mean)  702.0(median)  720.0(max) @ 4096x4096x4096      | best: ...\n"
-            "     2 |  740.0(mean)  741.0(median)  760.0(max) @ 4096x8192x4096      | best: ...\n"
-            "\nTried  2 shapes => the best outcomes were:\n"
-            "mean:   740.0 TFLOPS @ 4096x8192x4096 (MxNxK)\nmedian: 741.0 TFLOPS @ 4096x8192x4096 (MxNxK)\n"
-            "max:    760.0 TFLOPS @ 4096x8192x4096 (MxNxK)\n\n"
-            "geomean: 719.7 TFLOPS for 2 shapes in range: m=[4096, 8193, 4096] | n=[4096, 8193, 4096]\n\n"
-            "Legend: TFLOPS = 10**12 FLOPS\nElapsed time: 0:01:10\n")
+    body = (
+        "Warming up the accelerator for 30 secs ... accelerator warmup finished\n"
+        "     1 |  700.0(mean)  702.0(median)  720.0(max) @ 4096x4096x4096      | best: ...\n"
+        "     2 |  740.0(mean)  741.0(median)  760.0(max) @ 4096x8192x4096      | best: ...\n"
+        "\nTried  2 shapes => the best outcomes were:\n"
+        "mean:   740.0 TFLOPS @ 4096x8192x4096 (MxNxK)\nmedian: 741.0 TFLOPS @ 4096x8192x4096 (MxNxK)\n"
+        "max:    760.0 TFLOPS @ 4096x8192x4096 (MxNxK)\n\n"
+        "geomean: 719.7 TFLOPS for 2 shapes in range: m=[4096, 8193, 4096] | n=[4096, 8193, 4096]\n\n"
+        "Legend: TFLOPS = 10**12 FLOPS\nElapsed time: 0:01:10\n"
+    )
     p = tmp_path / "synthetic_mamf_v2.txt"
     p.write_text(HEADER.format(version=2) + body)
     run = mamf.read(p, p.read_text())
@@ -159,9 +165,11 @@ def test_synthetic_mamf_v2_with_per_shape_lines(tmp_path):
 
 
 def test_synthetic_mamf_v4_mamf_and_msmf(tmp_path):
-    body = ("\n** Results:\n\nTried 24 shapes => the best outcomes were:\n"
-            "MAMF (max achievable,  boost burst): 842 TFLOPS @ 3072x2816x20480 (MxNxK)  172W 1980MHz\n"
-            "MSMF (max sustainable, saturated):   n/a\n\nElapsed time: 0:20:00\n")
+    body = (
+        "\n** Results:\n\nTried 24 shapes => the best outcomes were:\n"
+        "MAMF (max achievable,  boost burst): 842 TFLOPS @ 3072x2816x20480 (MxNxK)  172W 1980MHz\n"
+        "MSMF (max sustainable, saturated):   n/a\n\nElapsed time: 0:20:00\n"
+    )
     p = tmp_path / "synthetic_mamf_v4.txt"
     p.write_text(HEADER.format(version=4) + body)
     run = mamf.read(p, p.read_text())

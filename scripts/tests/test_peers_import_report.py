@@ -1,11 +1,12 @@
 """`triaudit import` writes Google Benchmark-shaped run folders that the report loads, never over an
 earlier one; the report's "Peers side by side" matches them to triaudit's cases per card. The
 triaudit runs here are synthetic (made in code, named so); the peer outputs are real."""
+
 import json
 
 import pytest
-
 from conftest import REPO
+
 from triaudit import cli
 from triaudit.gbench import load_result
 from triaudit.peers.side_by_side import side_by_side
@@ -21,12 +22,27 @@ def synthetic_triaudit_run(path, card, entries, reps=5, jitter=0.002, context=No
     for case, counters in entries.items():
         for r in range(reps):
             j = 1 + jitter * (r - reps // 2)
-            bench.append({"name": case + "/manual_time", "run_name": case + "/manual_time", "run_type": "iteration",
-                          "repetitions": reps, "repetition_index": r, "threads": 1, "iterations": 10,
-                          "real_time": 1.0, "cpu_time": 1.0, "time_unit": "us",
-                          **{k: v * j for k, v in counters.items()}})
-    ctx = {"gpu_available": "true", "gpu_name": card, "synthetic": "true (test fixture, not a measurement)",
-           **(context or {})}
+            bench.append(
+                {
+                    "name": case + "/manual_time",
+                    "run_name": case + "/manual_time",
+                    "run_type": "iteration",
+                    "repetitions": reps,
+                    "repetition_index": r,
+                    "threads": 1,
+                    "iterations": 10,
+                    "real_time": 1.0,
+                    "cpu_time": 1.0,
+                    "time_unit": "us",
+                    **{k: v * j for k, v in counters.items()},
+                }
+            )
+    ctx = {
+        "gpu_available": "true",
+        "gpu_name": card,
+        "synthetic": "true (test fixture, not a measurement)",
+        **(context or {}),
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     assert "synthetic" in path.name
     path.write_text(json.dumps({"context": ctx, "benchmarks": bench}))
@@ -56,8 +72,22 @@ def test_import_refuses_bad_input_and_needs_a_card_when_the_output_has_none(tmp_
     readme = REAL / "nvbandwidth_readme_8gpu_d2d_write_ce.txt"
     assert cli.main(["import", "nvbandwidth", str(readme), "--results", str(res)]) == 2
     assert "does not name its GPU" in capsys.readouterr().err and not res.exists()
-    assert cli.main(["import", "nvbandwidth", str(readme), "--card", "NVIDIA H100 80GB HBM3", "--buffer-size", "512MiB",
-                     "--results", str(res)]) == 0
+    assert (
+        cli.main(
+            [
+                "import",
+                "nvbandwidth",
+                str(readme),
+                "--card",
+                "NVIDIA H100 80GB HBM3",
+                "--buffer-size",
+                "512MiB",
+                "--results",
+                str(res),
+            ]
+        )
+        == 0
+    )
     (run,) = (res / "nvidia-h100-80gb-hbm3").iterdir()
     rf = load_result(next(run.glob("nvbandwidth_*.json")))
     assert rf.context["gpu_name_from"].startswith("--card") and "512MiB" not in rf.context["peer_copy_size_bytes"]
@@ -75,7 +105,7 @@ def test_import_refuses_bad_input_and_needs_a_card_when_the_output_has_none(tmp_
 
 def test_wrong_rows_are_imported_as_errors_and_exit_1(tmp_path, capsys):
     text = (REAL / "nccl_tests_2x_rtx2080ti_pcie_autodl.txt").read_text()
-    f = tmp_path / "synthetic_wrong.txt"   # one #wrong cell changed: a synthetic variant of the real table
+    f = tmp_path / "synthetic_wrong.txt"  # one #wrong cell changed: a synthetic variant of the real table
     f.write_text(text.replace("1.63    1.63      0    39.88", "1.63    1.63      5    39.88"))
     res = tmp_path / "results"
     assert cli.main(["import", "nccl-tests", str(f), "--results", str(res)]) == 1
@@ -88,27 +118,45 @@ def test_wrong_rows_are_imported_as_errors_and_exit_1(tmp_path, capsys):
 
 def test_side_by_side_matches_cards_and_cases_and_flags_differences(tmp_path):
     res = tmp_path / "results"
-    assert cli.main(["import", "babelstream", str(REAL / "babelstream_a100_sxm4_80gb_v5.0.txt"), "--results", str(res)]) == 0
-    assert cli.main(["import", "nccl-tests", str(REAL / "nccl_tests_2x8xh100_a3mega_gcp.txt"), "--results", str(res)]) == 0
+    assert (
+        cli.main(["import", "babelstream", str(REAL / "babelstream_a100_sxm4_80gb_v5.0.txt"), "--results", str(res)])
+        == 0
+    )
+    assert (
+        cli.main(["import", "nccl-tests", str(REAL / "nccl_tests_2x8xh100_a3mega_gcp.txt"), "--results", str(res)]) == 0
+    )
     a100 = "NVIDIA A100-SXM4-80GB"
-    synthetic_triaudit_run(res / "nvidia-a100-sxm4-80gb" / "20260101T000000Z-synthetic" / "synthetic_stream.json", a100, {
-        "stream/copy/fp64/cache:hot/bytes:268435456": {"bytes_per_second": 1700e9},    # 0.99 x BabelStream
-        "stream/triad/fp64/cache:hot/bytes:268435456": {"bytes_per_second": 1650e9},   # 0.957 x: flagged
-        "stream/add/fp64/cache:cold/bytes:268435456": {"bytes_per_second": 1716e9},    # no hot twin: cold
-    })
+    synthetic_triaudit_run(
+        res / "nvidia-a100-sxm4-80gb" / "20260101T000000Z-synthetic" / "synthetic_stream.json",
+        a100,
+        {
+            "stream/copy/fp64/cache:hot/bytes:268435456": {"bytes_per_second": 1700e9},  # 0.99 x BabelStream
+            "stream/triad/fp64/cache:hot/bytes:268435456": {"bytes_per_second": 1650e9},  # 0.957 x: flagged
+            "stream/add/fp64/cache:cold/bytes:268435456": {"bytes_per_second": 1716e9},  # no hot twin: cold
+        },
+    )
     h100 = "NVIDIA H100 80GB HBM3"
-    synthetic_triaudit_run(res / "nvidia-h100-80gb-hbm3" / "20260101T000000Z-synthetic" / "synthetic_allreduce.json", h100, {
-        "allreduce/out_of_place/fp32/algo:auto/bytes:8589934592": {"busbw": 339e9, "algbw": 180e9},
-        "allreduce/out_of_place/fp32/algo:ring/bytes:1073741824": {"busbw": 270e9, "algbw": 140e9},
-        "allreduce/out_of_place/fp32/algo:auto/bytes:1048576": {"busbw": 10e9, "algbw": 5e9},  # beside 9.68
-    })
+    synthetic_triaudit_run(
+        res / "nvidia-h100-80gb-hbm3" / "20260101T000000Z-synthetic" / "synthetic_allreduce.json",
+        h100,
+        {
+            "allreduce/out_of_place/fp32/algo:auto/bytes:8589934592": {"busbw": 339e9, "algbw": 180e9},
+            "allreduce/out_of_place/fp32/algo:ring/bytes:1073741824": {"busbw": 270e9, "algbw": 140e9},
+            "allreduce/out_of_place/fp32/algo:auto/bytes:1048576": {"busbw": 10e9, "algbw": 5e9},  # beside 9.68
+        },
+    )
     t, notes = side_by_side(load_table([res]))
     rows = {(r["card"], r["case"]): r for _, r in t.iterrows()}
     copy = rows[(a100, "stream/copy/fp64/cache:hot/bytes:268435456")]
     assert copy["check"] == "within 3 %" and copy["triaudit ÷ peer"] == f"{1700 / 1709.3608:.3f}"
-    assert copy["peer statistic"].startswith("best of 100 runs") and copy["triaudit statistic"] == "median of 5 repetitions"
+    assert (
+        copy["peer statistic"].startswith("best of 100 runs")
+        and copy["triaudit statistic"] == "median of 5 repetitions"
+    )
     triad = rows[(a100, "stream/triad/fp64/cache:hot/bytes:268435456")]
-    assert triad["flag"] and triad["check"].startswith("differs by -4.3 %: statistic: BabelStream keeps its fastest run")
+    assert triad["flag"] and triad["check"].startswith(
+        "differs by -4.3 %: statistic: BabelStream keeps its fastest run"
+    )
     add = rows[(a100, "stream/add/fp64/cache:cold/bytes:268435456")]
     assert "does not flush the L2" in add["matched as"]
     ring = rows[(h100, "allreduce/out_of_place/fp32/algo:ring/bytes:1073741824")]
@@ -129,10 +177,25 @@ def test_side_by_side_matches_cards_and_cases_and_flags_differences(tmp_path):
 
 def test_report_renders_the_section(tmp_path):
     res = tmp_path / "results"
-    assert cli.main(["import", "nvbandwidth", str(REAL / "nvbandwidth_a100_sxm4_40gb_h2d_sm.txt"), "--buffer-size",
-                     "64MiB", "--results", str(res)]) == 0
-    synthetic_triaudit_run(res / "nvidia-a100-sxm4-40gb" / "20260101T000000Z-synthetic" / "synthetic_memcpy.json",
-                           "NVIDIA A100-SXM4-40GB", {"memcpy/h2d/zero_copy/bytes:67108864": {"bytes_per_second": 24.9e9}})
+    assert (
+        cli.main(
+            [
+                "import",
+                "nvbandwidth",
+                str(REAL / "nvbandwidth_a100_sxm4_40gb_h2d_sm.txt"),
+                "--buffer-size",
+                "64MiB",
+                "--results",
+                str(res),
+            ]
+        )
+        == 0
+    )
+    synthetic_triaudit_run(
+        res / "nvidia-a100-sxm4-40gb" / "20260101T000000Z-synthetic" / "synthetic_memcpy.json",
+        "NVIDIA A100-SXM4-40GB",
+        {"memcpy/h2d/zero_copy/bytes:67108864": {"bytes_per_second": 24.9e9}},
+    )
     out = tmp_path / "report"
     assert cli.main(["report", str(res), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
@@ -158,9 +221,12 @@ SUM host_to_device_memcpy_ce 105.00
     f.write_text(text)
     res = tmp_path / "results"
     assert cli.main(["import", "nvbandwidth", str(f), "--buffer-size", "256MiB", "--results", str(res)]) == 0
-    synthetic_triaudit_run(res / "nvidia-h200" / "20260101T000000Z-synthetic" / "synthetic_memcpy.json", "NVIDIA H200",
-                           {"memcpy/h2d/pinned/bytes:268435456": {"bytes_per_second": 55.1e9}},
-                           context={"gpu_pci_bus_id": "00000000:3B:00.0"})
+    synthetic_triaudit_run(
+        res / "nvidia-h200" / "20260101T000000Z-synthetic" / "synthetic_memcpy.json",
+        "NVIDIA H200",
+        {"memcpy/h2d/pinned/bytes:268435456": {"bytes_per_second": 55.1e9}},
+        context={"gpu_pci_bus_id": "00000000:3B:00.0"},
+    )
     t, _ = side_by_side(load_table([res]))
     (row,) = [r for _, r in t.iterrows()]
     assert row["peer figure"] == "55.00 GB/s" and "device 1: the GPU triaudit measured" in row["matched as"]
@@ -171,14 +237,27 @@ def test_nvbandwidth_device_to_host_bidirectional_meets_the_d2h_counter(tmp_path
     # both in one case: the device-to-host one is its counter bytes_per_second_d2h.
     res = tmp_path / "results"
     h200 = "NVIDIA H200"
-    synthetic_triaudit_run(res / "nvidia-h200" / "20260101T000000Z-synthetic" / "synthetic_memcpy.json", h200, {
-        "memcpy/bidir/pinned/bytes:268435456": {"bytes_per_second": 50e9, "bytes_per_second_d2h": 40e9,
-                                                "bytes_per_second_total": 90e9},
-    })
-    synthetic_triaudit_run(res / "nvidia-h200" / "20260102T000000Z-import-nvbandwidth" / "synthetic_nvbandwidth.json", h200, {
-        "peer/nvbandwidth/memcpy/bidir/pinned/measured:d2h/bytes:268435456": {"bytes_per_second": 40.4e9},
-        "peer/nvbandwidth/memcpy/bidir/pinned/bytes:268435456": {"bytes_per_second": 50.2e9},
-    }, reps=1, context={"peer_tool": "nvbandwidth", "peer_statistic": "median of 3 trials"})
+    synthetic_triaudit_run(
+        res / "nvidia-h200" / "20260101T000000Z-synthetic" / "synthetic_memcpy.json",
+        h200,
+        {
+            "memcpy/bidir/pinned/bytes:268435456": {
+                "bytes_per_second": 50e9,
+                "bytes_per_second_d2h": 40e9,
+                "bytes_per_second_total": 90e9,
+            },
+        },
+    )
+    synthetic_triaudit_run(
+        res / "nvidia-h200" / "20260102T000000Z-import-nvbandwidth" / "synthetic_nvbandwidth.json",
+        h200,
+        {
+            "peer/nvbandwidth/memcpy/bidir/pinned/measured:d2h/bytes:268435456": {"bytes_per_second": 40.4e9},
+            "peer/nvbandwidth/memcpy/bidir/pinned/bytes:268435456": {"bytes_per_second": 50.2e9},
+        },
+        reps=1,
+        context={"peer_tool": "nvbandwidth", "peer_statistic": "median of 3 trials"},
+    )
     t, _ = side_by_side(load_table([res]))
     d2h = t[t["peer case"].str.contains("measured:d2h")]
     assert len(d2h) == 1

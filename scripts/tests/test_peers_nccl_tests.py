@@ -1,13 +1,13 @@
 """nccl-tests reader: the real tables in ../shared/data/real (three formats) read in place, and
 synthetic variants (made here, named so) for what those lack: the -J JSON, the newest header with
 per-iteration columns, a timestamp column, #wrong != 0, an old error column, NCCL_ALGO set."""
+
 import json
 import re
-from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from triaudit.peers import nccl_tests
 from triaudit.peers.model import PeerFormatError
 
@@ -58,15 +58,20 @@ def test_old_format_without_root_with_error_column_and_a_stray_info_line():
 def test_pcie_pair_and_a_table_inside_an_nccl_info_log():
     run = read("nccl_tests_2x_rtx2080ti_pcie_autodl.txt")
     assert len(run.cases) == 56
-    assert cases(run)["allreduce/out_of_place/fp32/algo:auto/bytes:1073741824"].counters["busbw"] == pytest.approx(4.0e9)
+    assert cases(run)["allreduce/out_of_place/fp32/algo:auto/bytes:1073741824"].counters["busbw"] == pytest.approx(
+        4.0e9
+    )
     assert all(c.counters["algbw"] == c.counters["busbw"] for c in run.cases)  # n = 2
     info = read("nccl_info_p2p_nvlink_2xa100_sxm4.txt")
     assert info.context["nccl_version"] == "2.20.5+cuda12.4"
-    assert cases(info)["allreduce/out_of_place/fp32/algo:auto/bytes:536870912"].counters["busbw"] == pytest.approx(192.43e9)
+    assert cases(info)["allreduce/out_of_place/fp32/algo:auto/bytes:536870912"].counters["busbw"] == pytest.approx(
+        192.43e9
+    )
     assert len(info.cases) == 6  # rows published without their leading spaces still read
 
 
 # --- synthetic variants: formats the real files lack, written from src/util.cu's printf formats ---
+
 
 def _real_rows(name="nccl_tests_2x_rtx2080ti_pcie_autodl.txt"):
     text = (REAL / name).read_text()
@@ -78,21 +83,67 @@ def synthetic_json_from_real_table() -> dict:
     results = []
     for t in _real_rows():
         size, count, typ, redop, root = int(t[0]), int(t[1]), t[2], t[3], t[4]
-        part = lambda a: {"time": float(t[a]), "alg_bw": float(t[a + 1]), "bus_bw": float(t[a + 2]),  # noqa: E731
-                          "nwrong": float(t[a + 3])}
-        results.append({"size": size, "count": count, "type": typ, "redop": redop, "root": "%6i" % int(root),
-                        "out_of_place": part(5), "in_place": part(9), "actual_iterations": 20,
-                        "experiment_name": "AllReduce"})
-    devices = [{"rank": r, "group": 0, "pid": 31706, "hostname": "autodl-container-xxxxx", "device": r,
-                "device_hex": h, "device_info": "NVIDIA GeForce RTX 2080 Ti"} for r, h in ((0, "0000:b4:00"), (1, "0000:b5:00"))]
-    return {"version": 2, "start_time": "2025-01-01 00:00:00", "args": ["./build/all_reduce_perf", "-b", "8", "-e", "1G"],
-            "env": ["PATH=/usr/bin", "SYNTHETIC=this fixture is made by the test"], "nccl_version": 22005,
-            "config": {"nthreads": 1, "ngpus": 2, "minimum_bytes": 8, "maximum_bytes": 1073741824, "step_factor": 2,
-                       "warmup_iters": 5, "iterations": 20, "aggregated_iterations": 1, "validation": 1, "graph": 0,
-                       "blocking_collectives": "false", "parallel_init": "false", "devices": devices},
-            "results": results, "out_of_bounds": {"count": 0, "okay": "true"},
-            "average_bus_bandwidth": {"bandwidth": 2.05774, "okay": "unchecked"}, "errors": [],
-            "end_time": "2025-01-01 00:01:00"}
+
+        def part(a, t=t):
+            return {
+                "time": float(t[a]),
+                "alg_bw": float(t[a + 1]),
+                "bus_bw": float(t[a + 2]),
+                "nwrong": float(t[a + 3]),
+            }
+
+        results.append(
+            {
+                "size": size,
+                "count": count,
+                "type": typ,
+                "redop": redop,
+                "root": "%6i" % int(root),
+                "out_of_place": part(5),
+                "in_place": part(9),
+                "actual_iterations": 20,
+                "experiment_name": "AllReduce",
+            }
+        )
+    devices = [
+        {
+            "rank": r,
+            "group": 0,
+            "pid": 31706,
+            "hostname": "autodl-container-xxxxx",
+            "device": r,
+            "device_hex": h,
+            "device_info": "NVIDIA GeForce RTX 2080 Ti",
+        }
+        for r, h in ((0, "0000:b4:00"), (1, "0000:b5:00"))
+    ]
+    return {
+        "version": 2,
+        "start_time": "2025-01-01 00:00:00",
+        "args": ["./build/all_reduce_perf", "-b", "8", "-e", "1G"],
+        "env": ["PATH=/usr/bin", "SYNTHETIC=this fixture is made by the test"],
+        "nccl_version": 22005,
+        "config": {
+            "nthreads": 1,
+            "ngpus": 2,
+            "minimum_bytes": 8,
+            "maximum_bytes": 1073741824,
+            "step_factor": 2,
+            "warmup_iters": 5,
+            "iterations": 20,
+            "aggregated_iterations": 1,
+            "validation": 1,
+            "graph": 0,
+            "blocking_collectives": "false",
+            "parallel_init": "false",
+            "devices": devices,
+        },
+        "results": results,
+        "out_of_bounds": {"count": 0, "okay": "true"},
+        "average_bus_bandwidth": {"bandwidth": 2.05774, "okay": "unchecked"},
+        "errors": [],
+        "end_time": "2025-01-01 00:01:00",
+    }
 
 
 def test_synthetic_json_reads_the_same_cases_as_the_table(tmp_path):
@@ -132,21 +183,53 @@ def _printf_row(t, per_iter=False, ts=None):
 
 
 def test_synthetic_newest_header_with_per_iteration_columns(tmp_path):
-    hdr = ["# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703",
-           "# Collective test starting: all_reduce_perf",
-           "# nThread 1 nGpus 2 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
-           "validation: 1 graph: 0 unalign: 0",
-           "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows ", "#", "# Using devices",
-           "#  Rank  0 Group  0 Pid  31706 on synthetic device  0 [0000:b4:00] NVIDIA GeForce RTX 2080 Ti",
-           "#  Rank  1 Group  0 Pid  31706 on synthetic device  1 [0000:b5:00] NVIDIA GeForce RTX 2080 Ti", "#",
-           "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                "
-           "in-place (+ per-iteration)" % ("", "", "", "", ""),
-           "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s"
-           % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99",
-              "i_cv%", "time", "algbw", "busbw", "#wrong", "i_min", "i_max", "i_p99", "i_cv%", 0, "")]
+    hdr = [
+        "# nccl-tests version 2.17.6 nccl-headers=22703 nccl-library=22703",
+        "# Collective test starting: all_reduce_perf",
+        "# nThread 1 nGpus 2 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 "
+        "validation: 1 graph: 0 unalign: 0",
+        "# Per-Iteration Report: CUDA event timing; i_* uses max over process rows ",
+        "#",
+        "# Using devices",
+        "#  Rank  0 Group  0 Pid  31706 on synthetic device  0 [0000:b4:00] NVIDIA GeForce RTX 2080 Ti",
+        "#  Rank  1 Group  0 Pid  31706 on synthetic device  1 [0000:b5:00] NVIDIA GeForce RTX 2080 Ti",
+        "#",
+        "# %10s  %12s  %8s  %6s  %6s              out-of-place (+ per-iteration)                                "
+        "in-place (+ per-iteration)" % ("", "", "", "", ""),
+        "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s  %7s  %6s  %6s  %6s  %7s  %7s  %7s  %7s %*s"
+        % (
+            "size",
+            "count",
+            "type",
+            "redop",
+            "root",
+            "time",
+            "algbw",
+            "busbw",
+            "#wrong",
+            "i_min",
+            "i_max",
+            "i_p99",
+            "i_cv%",
+            "time",
+            "algbw",
+            "busbw",
+            "#wrong",
+            "i_min",
+            "i_max",
+            "i_p99",
+            "i_cv%",
+            0,
+            "",
+        ),
+    ]
     rows = [_printf_row(t, per_iter=True) for t in _real_rows()]
-    foot = ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 2.05774 ", "#",
-            "# Collective test concluded: all_reduce_perf"]
+    foot = [
+        "# Out of bounds values : 0 OK",
+        "# Avg bus bandwidth    : 2.05774 ",
+        "#",
+        "# Collective test concluded: all_reduce_perf",
+    ]
     p = tmp_path / "synthetic_newest.txt"
     p.write_text("\n".join(hdr + rows + foot) + "\n")
     run = nccl_tests.read(p, p.read_text())
@@ -172,8 +255,10 @@ def test_synthetic_timestamp_column_wrong_rows_and_the_old_error_column(tmp_path
     p = tmp_path / "synthetic_timestamps.txt"
     p.write_text("\n".join(out) + "\n")
     c = cases(nccl_tests.read(p, p.read_text()))
-    assert c["allreduce/out_of_place/fp32/algo:auto/bytes:4096"].error == \
-        "nccl-tests found 7 wrong elements (#wrong): not a number"
+    assert (
+        c["allreduce/out_of_place/fp32/algo:auto/bytes:4096"].error
+        == "nccl-tests found 7 wrong elements (#wrong): not a number"
+    )
     assert c["allreduce/in_place/fp32/algo:auto/bytes:4096"].counters["busbw"] == pytest.approx(0.34e9)
     # The old format's error column: a deviation above nccl-tests' tolerance for float (1e-5) is an error.
     old = (REAL / "nccl_tests_8xa100_sxm4_40gb_superbench_fixture.txt").read_text()
@@ -185,8 +270,10 @@ def test_synthetic_timestamp_column_wrong_rows_and_the_old_error_column(tmp_path
 
 def test_nccl_algo_from_the_info_output_names_the_algorithm(tmp_path):
     text = (REAL / "nccl_info_p2p_nvlink_2xa100_sxm4.txt").read_text()
-    text = text.replace("NCCL version 2.20.5+cuda12.4",
-                        "NCCL version 2.20.5+cuda12.4\n3767c65d25c4:880:880 [0] NCCL INFO NCCL_ALGO set by environment to Ring")
+    text = text.replace(
+        "NCCL version 2.20.5+cuda12.4",
+        "NCCL version 2.20.5+cuda12.4\n3767c65d25c4:880:880 [0] NCCL INFO NCCL_ALGO set by environment to Ring",
+    )
     p = tmp_path / "synthetic_algo_ring.txt"
     p.write_text(text)
     run = nccl_tests.read(p, text)

@@ -1,11 +1,12 @@
 """nvbandwidth reader: the real v0.8 output and the README's older matrix read in place; synthetic
 variants (made here, named so) of the newest text (N/A, SUM lines, a bidirectional test's three
 matrices, a waived test) and of the -j JSON, written from output.cpp / json_output.cpp / common.h."""
+
 import json
 
 import pytest
-
 from conftest import REPO
+
 from triaudit.peers import nvbandwidth
 from triaudit.peers.model import PeerFormatError
 
@@ -110,20 +111,46 @@ def test_synthetic_newest_text_bidirectional_waived_and_perf_lines(tmp_path):
 def synthetic_json() -> dict:
     """What JsonOutput (json_output.cpp) writes: values as strings, a bidirectional test's three
     matrices appended into one list, errors per testcase."""
-    return {"nvbandwidth": {
-        "version": "v0.8", "git_version": "synthetic", "CUDA Runtime Version": 12060, "Driver Version": "560.35.05",
-        "GPU Device list": ["0: NVIDIA H200 (00000000:19:00): (synthetic-host)",
-                            "1: NVIDIA H200 (00000000:3b:00): (synthetic-host)"],
-        "testcases": [
-            {"name": "device_to_host_memcpy_ce", "status": "Passed", "bandwidth_description":
-             "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)", "bandwidth_matrix": [["55.2", "55.3"]], "sum": 110.5},
-            {"name": "device_to_device_bidirectional_memcpy_read_sm", "status": "Passed",
-             "bandwidth_description": "memcpy SM GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
-             "bandwidth_matrix": [["N/A", "350"], ["351", "N/A"], ["N/A", "340"], ["341", "N/A"],
-                                  ["N/A", "690"], ["692", "N/A"]], "sum": 1382},
-            {"name": "device_to_device_memcpy_write_ce", "status": "Error",
-             "error": "CUDA_ERROR_OUT_OF_MEMORY: out of memory"},
-        ]}}
+    return {
+        "nvbandwidth": {
+            "version": "v0.8",
+            "git_version": "synthetic",
+            "CUDA Runtime Version": 12060,
+            "Driver Version": "560.35.05",
+            "GPU Device list": [
+                "0: NVIDIA H200 (00000000:19:00): (synthetic-host)",
+                "1: NVIDIA H200 (00000000:3b:00): (synthetic-host)",
+            ],
+            "testcases": [
+                {
+                    "name": "device_to_host_memcpy_ce",
+                    "status": "Passed",
+                    "bandwidth_description": "memcpy CE CPU(row) <- GPU(column) bandwidth (GB/s)",
+                    "bandwidth_matrix": [["55.2", "55.3"]],
+                    "sum": 110.5,
+                },
+                {
+                    "name": "device_to_device_bidirectional_memcpy_read_sm",
+                    "status": "Passed",
+                    "bandwidth_description": "memcpy SM GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
+                    "bandwidth_matrix": [
+                        ["N/A", "350"],
+                        ["351", "N/A"],
+                        ["N/A", "340"],
+                        ["341", "N/A"],
+                        ["N/A", "690"],
+                        ["692", "N/A"],
+                    ],
+                    "sum": 1382,
+                },
+                {
+                    "name": "device_to_device_memcpy_write_ce",
+                    "status": "Error",
+                    "error": "CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+                },
+            ],
+        }
+    }
 
 
 def test_synthetic_json(tmp_path):
@@ -146,7 +173,9 @@ def test_truncated_and_malformed_outputs_are_refused(tmp_path):
     text = (REAL / "nvbandwidth_a100_sxm4_40gb_h2d_sm.txt").read_text()
     p = tmp_path / "cut.txt"
     p.write_text(text.split("memcpy SM")[0])
-    with pytest.raises(PeerFormatError, match=r"cut\.txt:10: expected the bandwidth matrix of host_to_device_memcpy_sm"):
+    with pytest.raises(
+        PeerFormatError, match=r"cut\.txt:10: expected the bandwidth matrix of host_to_device_memcpy_sm"
+    ):
         read(p)
     p.write_text(text.replace(" 0     25.13", " 0     25.13     26.0"))
     with pytest.raises(PeerFormatError, match=r"cut\.txt:13: expected a matrix row: a label and 1 values"):

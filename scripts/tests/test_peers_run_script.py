@@ -1,13 +1,14 @@
 """scripts/run_peers.sh without a GPU: stand-in tools (made here) print real published outputs, so
 the script's search, its budget, its summary and the import of what it kept are exercised; absent
 tools are named. Also: shellcheck-clean, and the published section names each side's statistic."""
+
 import os
 import shutil
 import subprocess
 
 import pytest
-
 from conftest import REPO
+
 from triaudit import cli
 from triaudit.peers import statistics as S
 from triaudit.published import PUBLISHED, comparison_table
@@ -44,21 +45,31 @@ def test_finds_stand_ins_names_the_absent_and_its_output_imports(tmp_path):
     out = tmp_path / "out"
     env = dict(os.environ, PATH=f"{bin_dir}:/usr/bin:/bin", HOME=str(tmp_path))
     env.pop("MAMF_FINDER", None)
-    r = subprocess.run(["bash", str(SCRIPT), str(out), "60"], capture_output=True, text=True, env=env, cwd=tmp_path,
-                       timeout=120)
+    r = subprocess.run(
+        ["bash", str(SCRIPT), str(out), "60"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     summary = (out / "peers.txt").read_text()
     assert f"found nccl-tests: {bin_dir}/all_reduce_perf" in summary
     assert f"found nvbandwidth: {bin_dir}/nvbandwidth" in summary
     assert "absent: BabelStream" in summary and "absent: mamf-finder" in summary
     assert "-d float" in (out / "peers.log").read_text() and "-b 256" in (out / "peers.log").read_text()
-    assert sorted(p.name for p in out.iterdir()) == ["nccl-tests_allreduce_bf16.txt", "nccl-tests_allreduce_fp32.txt",
-                                                     "nvbandwidth.txt", "peers.log", "peers.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "nccl-tests_allreduce_bf16.txt",
+        "nccl-tests_allreduce_fp32.txt",
+        "nvbandwidth.txt",
+        "peers.log",
+        "peers.txt",
+    ]
     assert f"triaudit import nvbandwidth {out}/nvbandwidth.txt --buffer-size 256MiB --results results" in summary
     res = tmp_path / "results"
     assert cli.main(["import", "nccl-tests", str(out / "nccl-tests_allreduce_fp32.txt"), "--results", str(res)]) == 0
-    assert cli.main(["import", "nvbandwidth", str(out / "nvbandwidth.txt"), "--buffer-size", "256MiB",
-                     "--results", str(res)]) == 0
+    assert (
+        cli.main(
+            ["import", "nvbandwidth", str(out / "nvbandwidth.txt"), "--buffer-size", "256MiB", "--results", str(res)]
+        )
+        == 0
+    )
 
 
 def test_a_tool_over_its_share_is_stopped_and_reported(tmp_path):
@@ -69,8 +80,9 @@ def test_a_tool_over_its_share_is_stopped_and_reported(tmp_path):
     slow.chmod(0o755)
     out = tmp_path / "out"
     env = dict(os.environ, PATH=f"{bin_dir}:/usr/bin:/bin", HOME=str(tmp_path))
-    r = subprocess.run(["bash", str(SCRIPT), str(out), "11"], capture_output=True, text=True, env=env, cwd=tmp_path,
-                       timeout=60)
+    r = subprocess.run(
+        ["bash", str(SCRIPT), str(out), "11"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
     assert r.returncode == 1
     summary = (out / "peers.txt").read_text()
     assert "stopped after its share of 11s" in summary and "nvbandwidth failed" in summary
@@ -78,6 +90,7 @@ def test_a_tool_over_its_share_is_stopped_and_reported(tmp_path):
 
 def test_published_figures_name_each_sides_statistic(tmp_path):
     from synthetic import synthetic_corners_result, synthetic_stream_result, write
+
     run = tmp_path / "results" / "synthetic-a100"
     write(run / "synthetic_stream.json", synthetic_stream_result("NVIDIA A100-SXM4-80GB", hbm_gbps=1650))
     write(run / "synthetic_corners.json", synthetic_corners_result("NVIDIA A100-SXM4-80GB"))
@@ -86,7 +99,7 @@ def test_published_figures_name_each_sides_statistic(tmp_path):
     triad = rows["STREAM triad, HBM (GB/s)"]
     assert triad["published statistic"] == S.PUBLISHED_BABELSTREAM
     assert triad["published statistic"].startswith("best of 100 runs")
-    assert triad["this run's statistic"] == "median of 3 repetitions"   # the synthetic stream run has 3
+    assert triad["this run's statistic"] == "median of 3 repetitions"  # the synthetic stream run has 3
     assert rows["BF16 GEMM, best shape (TFLOP/s)"]["published statistic"] == S.PUBLISHED_MAMF_TABLE
     assert "mean of 100 iterations" in S.PUBLISHED_MAMF_TABLE
     assert rows["host to device, pinned (GB/s)"]["published statistic"].startswith("mean of 100 back-to-back copies")

@@ -1,10 +1,11 @@
 """The published-figures section, on synthetic runs (made-up numbers in the executables' shape)."""
+
+from synthetic import synthetic_corners_result, synthetic_stream_result, write
+
 from triaudit import cli
 from triaudit.published import FIGURES, GENERIC, PUBLISHED, Published, comparison_table, ratio_to
 from triaudit.specs import CARDS
 from triaudit.table import load_table
-
-from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
 
 def test_every_published_figure_has_a_reader_and_a_known_card():

@@ -1,13 +1,15 @@
 """The report, compare and export over every case name the built executables list for the quick
 and full profiles (the real catalogues), with synthetic numbers (named so): no section fails on a
 name or counter the executables write today."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from triaudit import cli, runner, timemodel as T
+from triaudit import cli, runner
+from triaudit import timemodel as T
 
 COUNTERS = {
     "stream": {"bytes_per_second": 3.9e12, "working_set_bytes": 3.0 * 2**30, "peak_fraction": 0.8},
@@ -17,9 +19,19 @@ COUNTERS = {
     "p2p": {"bytes_per_second": 3.5e11, "seconds_per_op": 2e-6},
     "launch": {"per_kernel_s": 2e-6, "fixed_s": 1e-5, "seconds_per_op": 2e-6},
 }
-ENERGY = {"joules_per_op": 0.5, "watts_mean": 650.0, "energy_window_s": 1.2, "noise": 0.01, "regions": 20.0,
-          "ops_per_region": 1.0, "warmup_s": 0.2, "sm_clock_mean_mhz": 1755.0, "throttled": 0.0, "clock_low": 0.0,
-          "sw_power_cap_fraction": 0.4}
+ENERGY = {
+    "joules_per_op": 0.5,
+    "watts_mean": 650.0,
+    "energy_window_s": 1.2,
+    "noise": 0.01,
+    "regions": 20.0,
+    "ops_per_region": 1.0,
+    "warmup_s": 0.2,
+    "sm_clock_mean_mhz": 1755.0,
+    "throttled": 0.0,
+    "clock_low": 0.0,
+    "sw_power_cap_fraction": 0.4,
+}
 
 
 def _synthetic_run(tmp_path, build_dir, profile):
@@ -33,16 +45,43 @@ def _synthetic_run(tmp_path, build_dir, profile):
             corner = case.split("/")[0]
             counters = {**COUNTERS.get(corner, {}), **ENERGY}
             for r in range(5):
-                bench.append({"name": case, "run_name": case, "run_type": "iteration", "repetitions": 5,
-                              "repetition_index": r, "threads": 1, "iterations": 1, "real_time": 100.0 + r,
-                              "cpu_time": 1.0, "time_unit": "us", **{k: v * (1 + 0.001 * r) for k, v in counters.items()},
-                              "label": "synthetic"})
-        ctx = {"gpu_available": "true", "gpu_name": "NVIDIA H200", "synthetic": "true (test fixture)",
-               "triaudit_schema_version": "1", "l2_bytes": str(60 * 2**20),
-               "peak_memory_bandwidth_bytes_per_second": "4800000000000", "host": "synthetic-host"}
+                bench.append(
+                    {
+                        "name": case,
+                        "run_name": case,
+                        "run_type": "iteration",
+                        "repetitions": 5,
+                        "repetition_index": r,
+                        "threads": 1,
+                        "iterations": 1,
+                        "real_time": 100.0 + r,
+                        "cpu_time": 1.0,
+                        "time_unit": "us",
+                        **{k: v * (1 + 0.001 * r) for k, v in counters.items()},
+                        "label": "synthetic",
+                    }
+                )
+        ctx = {
+            "gpu_available": "true",
+            "gpu_name": "NVIDIA H200",
+            "synthetic": "true (test fixture)",
+            "triaudit_schema_version": "1",
+            "l2_bytes": str(60 * 2**20),
+            "peak_memory_bandwidth_bytes_per_second": "4800000000000",
+            "host": "synthetic-host",
+        }
         (run / f"synthetic_{name}.json").write_text(json.dumps({"context": ctx, "benchmarks": bench}))
-    (run / "manifest.json").write_text(json.dumps({"profile": profile, "complete": True, "card": "NVIDIA H200",
-                                                   "host": "synthetic-host", "git_commit": "synthetic"}))
+    (run / "manifest.json").write_text(
+        json.dumps(
+            {
+                "profile": profile,
+                "complete": True,
+                "card": "NVIDIA H200",
+                "host": "synthetic-host",
+                "git_commit": "synthetic",
+            }
+        )
+    )
     return run
 
 

@@ -2,6 +2,7 @@
 22.05.8 printed it here), the node verdicts and collect on synthetic job folders, submit against
 stand-in sbatch/sacct/scontrol scripts (in folders named synthetic). The real cluster:
 test_slurm_cluster.py."""
+
 from __future__ import annotations
 
 import json
@@ -11,19 +12,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from synthetic_fleet import stream_entries, uuid_of, write_gpu_result
-from triaudit import cli
+
+from triaudit import cli, slurm_job
 from triaudit import slurm as S
-from triaudit import slurm_job
 from triaudit.fleet_status import StatusFile
 
 # `scontrol show job -o 2` on the one-node test cluster (Slurm 22.05.8), a job whose task exited 77.
-SCONTROL_LINE = ("JobId=2 JobName=j.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901758 Nice=0 "
-                 "Account=(null) QOS=(null) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 "
-                 "Restarts=0 BatchFlag=1 Reboot=0 ExitCode=77:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A "
-                 "SubmitTime=2026-11-30T04:50:35 EligibleTime=2026-11-30T04:50:35 NodeList=vm BatchHost=vm NumNodes=1 "
-                 "NumCPUs=2 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=2,node=1,billing=2 Socks/Node=*")
+SCONTROL_LINE = (
+    "JobId=2 JobName=j.sh UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901758 Nice=0 "
+    "Account=(null) QOS=(null) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) Requeue=1 "
+    "Restarts=0 BatchFlag=1 Reboot=0 ExitCode=77:0 RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A "
+    "SubmitTime=2026-11-30T04:50:35 EligibleTime=2026-11-30T04:50:35 NodeList=vm BatchHost=vm NumNodes=1 "
+    "NumCPUs=2 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=2,node=1,billing=2 Socks/Node=*"
+)
 
 
 def _exe(path: Path, text: str) -> Path:
@@ -34,13 +36,28 @@ def _exe(path: Path, text: str) -> Path:
 
 
 def test_render_puts_directives_after_the_templates_and_exports_settings(tmp_path):
-    text = S.render(S.TEMPLATE.read_text(), 4, Path("/shared/res ults"), Path("/shared/build"), "quick",
-                    "/usr/bin/python3", Path("/shared/repo"), "gpu", "0:30:00", "--budget-s 600", "sbatch x")
+    text = S.render(
+        S.TEMPLATE.read_text(),
+        4,
+        Path("/shared/res ults"),
+        Path("/shared/build"),
+        "quick",
+        "/usr/bin/python3",
+        Path("/shared/repo"),
+        "gpu",
+        "0:30:00",
+        "--budget-s 600",
+        "sbatch x",
+    )
     lines = text.splitlines()
     sb = [i for i, line in enumerate(lines) if line.startswith("#SBATCH")]
     assert sb == list(range(sb[0], sb[0] + len(sb)))  # one block, before any command
-    assert [lines[i] for i in sb[-4:]] == ["#SBATCH --nodes=4", "#SBATCH --output=/shared/res ults/job-%j.out",
-                                           "#SBATCH --partition=gpu", "#SBATCH --time=0:30:00"]
+    assert [lines[i] for i in sb[-4:]] == [
+        "#SBATCH --nodes=4",
+        "#SBATCH --output=/shared/res ults/job-%j.out",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --time=0:30:00",
+    ]
     assert sum(line.startswith("#SBATCH --output") for line in lines) == 1
     assert "export TRIAUDIT_RESULTS='/shared/res ults'" in lines
     assert "export TRIAUDIT_RUN_ARGS='--budget-s 600'" in lines
@@ -54,7 +71,13 @@ def test_render_puts_directives_after_the_templates_and_exports_settings(tmp_pat
 
 def test_parse_scontrol_and_sacct():
     st = S.parse_scontrol(SCONTROL_LINE)
-    assert (st.state, st.exit_code, st.nodelist, st.reason, st.source) == ("FAILED", "77:0", "vm", "NonZeroExitCode", "scontrol")
+    assert (st.state, st.exit_code, st.nodelist, st.reason, st.source) == (
+        "FAILED",
+        "77:0",
+        "vm",
+        "NonZeroExitCode",
+        "scontrol",
+    )
     assert S.parse_scontrol("slurm_load_jobs error: Invalid job id specified") is None
     # sacct -X -n -P -o JobID,State,ExitCode,NodeList,Reason prints one '|'-separated line per job
     st = S.parse_sacct("41|COMPLETED|0:0|vm|None\n42|CANCELLED by 0|0:15|gpu[01-02]|None\n", "42")
@@ -88,19 +111,33 @@ def _job(results: Path, job_id: str, nodes: list[str], states: dict[str, str], s
     jobdir.mkdir(parents=True)
     (jobdir / slurm_job.JOB_RECORD).write_text(json.dumps({"job_id": job_id, "nodes": nodes}))
     for n, (node, state) in enumerate(states.items()):
-        rec = {"host": node, "node": node, "state": "running", "started_utc": "20260101T000000Z",
-               "gpus": [{"index": i} for i in range(gpus)]}
+        rec = {
+            "host": node,
+            "node": node,
+            "state": "running",
+            "started_utc": "20260101T000000Z",
+            "gpus": [{"index": i} for i in range(gpus)],
+        }
         sf = StatusFile(jobdir, rec)
         if state == "complete":
             run = f"synthetic-gpu/20260101T000000Z-{node}"
             for i in range(gpus):
                 bw = 3000 * (1 - (slow or {}).get((node, i), 0)) * (1 + 0.001 * ((i * 7 + n) % 5))
-                write_gpu_result(jobdir / "synthetic-gpu", node, i, uuid_of(n, i),
-                                 stream_entries(bw, cases=("stream/triad/fp32/cache:cold/bytes:1073741824",)),
-                                 folder=f"20260101T000000Z-{node}")
+                write_gpu_result(
+                    jobdir / "synthetic-gpu",
+                    node,
+                    i,
+                    uuid_of(n, i),
+                    stream_entries(bw, cases=("stream/triad/fp32/cache:cold/bytes:1073741824",)),
+                    folder=f"20260101T000000Z-{node}",
+                )
             sf.update(state="complete", exit_code=0, run_dir=run, gpus_measured=list(range(gpus)))
         elif state != "running":
-            sf.update(state=state, exit_code=77, reason="no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)")
+            sf.update(
+                state=state,
+                exit_code=77,
+                reason="no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)",
+            )
     return jobdir
 
 
@@ -171,13 +208,28 @@ def test_collect_uses_the_newest_folder_of_a_reused_id(tmp_path):
 
 def test_submit_with_stand_in_sbatch(tmp_path, monkeypatch, capsys):
     bindir = tmp_path / "synthetic-slurm-bin"
-    _exe(bindir / "sbatch", "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/args\"\necho '42;cluster'\n")
+    _exe(bindir / "sbatch", '#!/bin/sh\necho "$@" > "$(dirname "$0")/args"\necho \'42;cluster\'\n')
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
     build = tmp_path / "build"
     build.mkdir()
     res = tmp_path / "res"
-    code = cli.main(["slurm", "submit", "--nodes", "3", "--results", str(res), "--build-dir", str(build),
-                     "--partition", "gpu", "--", "--gpus-per-node=8", "--account=x"])
+    code = cli.main(
+        [
+            "slurm",
+            "submit",
+            "--nodes",
+            "3",
+            "--results",
+            str(res),
+            "--build-dir",
+            str(build),
+            "--partition",
+            "gpu",
+            "--",
+            "--gpus-per-node=8",
+            "--account=x",
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0 and out.out.strip() == "42"
     assert "triaudit slurm collect 42" in out.err
@@ -193,7 +245,9 @@ def test_submit_with_stand_in_sbatch(tmp_path, monkeypatch, capsys):
     assert "script kept:" in err and kept.exists()
     assert cli.main(["slurm", "submit", "--nodes", "0", "--results", str(res), "--build-dir", str(build)]) == 2
     assert "--nodes 0: needs at least one node" in capsys.readouterr().err
-    assert cli.main(["slurm", "submit", "--nodes", "1", "--results", str(res), "--build-dir", str(tmp_path / "nope")]) == 2
+    assert (
+        cli.main(["slurm", "submit", "--nodes", "1", "--results", str(res), "--build-dir", str(tmp_path / "nope")]) == 2
+    )
     assert "does not exist: build first" in capsys.readouterr().err
 
 

@@ -7,6 +7,7 @@ Installs nothing. Without the packages, or when the daemons do not come up, ever
 reported SKIPPED with the reason, never passed. Every daemon is stopped by its process id in the
 fixture's teardown, whatever happens; no other process is touched.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, _build_dir
 from synthetic_fleet import fake_build, fake_nvidia_smi
 
@@ -100,7 +100,7 @@ class Cluster:
                 self.run("scancel", "--full", "--partition=triaudit", timeout=15)
             except (OSError, subprocess.SubprocessError):
                 pass
-        for name, p in reversed(self.procs):
+        for _name, p in reversed(self.procs):
             if p.poll() is None:
                 p.terminate()
                 try:
@@ -123,8 +123,10 @@ def _wait_for(check, seconds: float) -> bool:
 def cluster():
     missing = [n for n in DAEMONS + CLIENTS if _which(n) is None]
     if missing:
-        pytest.skip(f"Slurm/munge not installed ({', '.join(missing)} missing; scripts/test.sh installs "
-                    "slurmctld slurmd slurm-client munge when run as root)")
+        pytest.skip(
+            f"Slurm/munge not installed ({', '.join(missing)} missing; scripts/test.sh installs "
+            "slurmctld slurmd slurm-client munge when run as root)"
+        )
     host = socket.gethostname()
     cpus = os.cpu_count() or 1
     # Under /tmp, world-traversable: munged refuses a socket folder others cannot reach, and
@@ -139,18 +141,39 @@ def cluster():
     key.chmod(0o600)
     lo = _free_port()
     user = "root" if os.geteuid() == 0 else os.environ.get("USER", "root")
-    (base / "slurm.conf").write_text(SLURM_CONF.format(
-        host=host, base=base, cpus=cpus, user=user, ctld_port=_free_port(), d_port=_free_port(),
-        srun_lo=60001 + lo % 2000, srun_hi=60001 + lo % 2000 + 100))
+    (base / "slurm.conf").write_text(
+        SLURM_CONF.format(
+            host=host,
+            base=base,
+            cpus=cpus,
+            user=user,
+            ctld_port=_free_port(),
+            d_port=_free_port(),
+            srun_lo=60001 + lo % 2000,
+            srun_hi=60001 + lo % 2000 + 100,
+        )
+    )
     # Nothing of an enclosing Slurm job (a CI runner can be one) may leak into this cluster's commands.
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     env.update(SLURM_CONF=str(base / "slurm.conf"), PATH=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
     c = Cluster(base, env, host, cpus)
     try:
-        m = c.start("munged", [_which("munged"), "-F", f"--socket={base}/munge/munge.socket", f"--key-file={key}",
-                               f"--pid-file={base}/run/munged.pid", f"--log-file={base}/log/munged.log",
-                               f"--seed-file={base}/munge/munged.seed"])
-        if not _wait_for(lambda: (base / "munge" / "munge.socket").exists() or m.poll() is not None, 10) or m.poll() is not None:
+        m = c.start(
+            "munged",
+            [
+                _which("munged"),
+                "-F",
+                f"--socket={base}/munge/munge.socket",
+                f"--key-file={key}",
+                f"--pid-file={base}/run/munged.pid",
+                f"--log-file={base}/log/munged.log",
+                f"--seed-file={base}/munge/munged.seed",
+            ],
+        )
+        if (
+            not _wait_for(lambda: (base / "munge" / "munge.socket").exists() or m.poll() is not None, 10)
+            or m.poll() is not None
+        ):
             pytest.skip(f"munged did not start: {_tail(base / 'log' / 'munged.out')}")
         ctld = c.start("slurmctld", [_which("slurmctld"), "-D", "-f", str(base / "slurm.conf")])
         d = c.start("slurmd", [_which("slurmd"), "-D", "-f", str(base / "slurm.conf"), "-N", host])
@@ -160,9 +183,12 @@ def cluster():
                 return True
             r = c.run("sinfo", "-h", "-N", "-o", "%T", timeout=10)
             return r.returncode == 0 and r.stdout.strip() in ("idle", "mixed")
+
         if not _wait_for(idle, 30) or ctld.poll() is not None or d.poll() is not None:
-            pytest.skip(f"Slurm did not come up: slurmctld: {_tail(base / 'log' / 'slurmctld.log')} "
-                        f"slurmd: {_tail(base / 'log' / 'slurmd.log')} {_tail(base / 'log' / 'slurmd.out')}")
+            pytest.skip(
+                f"Slurm did not come up: slurmctld: {_tail(base / 'log' / 'slurmctld.log')} "
+                f"slurmd: {_tail(base / 'log' / 'slurmd.log')} {_tail(base / 'log' / 'slurmd.out')}"
+            )
         yield c
     finally:
         c.stop()
@@ -189,8 +215,9 @@ def test_fleet_job_without_gpu_records_no_cuda_device(cluster, tmp_path, no_gpu_
     # Devices hidden (sbatch passes the environment on), as the no_gpu_json fixture hides them: the
     # same answer on a machine with a GPU.
     env = dict(cluster.env, CUDA_VISIBLE_DEVICES="")
-    sub = _triaudit(cluster, "slurm", "submit", "--nodes", "1", "--results", str(results), "--build-dir", str(build),
-                    env=env)
+    sub = _triaudit(
+        cluster, "slurm", "submit", "--nodes", "1", "--results", str(results), "--build-dir", str(build), env=env
+    )
     assert sub.returncode == 0, sub.stderr
     job = sub.stdout.split()[0]
     assert job.isdigit() and f"script kept as {results / f'job-{job}.sbatch'}" in sub.stderr
@@ -220,10 +247,20 @@ def test_fleet_job_without_gpu_records_no_cuda_device(cluster, tmp_path, no_gpu_
     # The plain path, `sbatch scripts/slurm/triaudit.sbatch`, into the same folder: a folder of its
     # own; nothing of the first job lost or overwritten; a second collect writes report-2.
     before = {p: p.read_bytes() for p in results.rglob("*") if p.is_file()}
-    plain = dict(env, TRIAUDIT_RESULTS=str(results), TRIAUDIT_BUILD_DIR=str(build), TRIAUDIT_PYTHON=sys.executable,
-                 TRIAUDIT_REPO=str(REPO))
-    r = cluster.run("sbatch", "--parsable", f"--output={tmp_path}/plain-%j.out", str(REPO / "scripts/slurm/triaudit.sbatch"),
-                    env=plain)
+    plain = dict(
+        env,
+        TRIAUDIT_RESULTS=str(results),
+        TRIAUDIT_BUILD_DIR=str(build),
+        TRIAUDIT_PYTHON=sys.executable,
+        TRIAUDIT_REPO=str(REPO),
+    )
+    r = cluster.run(
+        "sbatch",
+        "--parsable",
+        f"--output={tmp_path}/plain-%j.out",
+        str(REPO / "scripts/slurm/triaudit.sbatch"),
+        env=plain,
+    )
     assert r.returncode == 0, r.stderr
     job2 = r.stdout.strip().split(";")[0]
     col2 = _triaudit(cluster, "slurm", "collect", job2, "--results", str(results), "--wait-s", "60")
@@ -238,16 +275,22 @@ def test_fleet_job_on_synthetic_gpus_is_measured_and_judged(cluster, tmp_path):
     """The success path through the real scheduler: a stand-in nvidia-smi listing 4 GPUs and
     stand-in executables (synthetic: the node has no GPU), reached through the job's PATH."""
     build = fake_build(tmp_path, names=("triaudit_stream",))
-    smi = fake_nvidia_smi(tmp_path, [(i, f"GPU-{c * 8}-0000-4000-8000-{c * 12}", f"00000000:{0x18 + i:02X}:00.0",
-                                      "Synthetic GPU") for i, c in enumerate("abcd")])
+    smi = fake_nvidia_smi(
+        tmp_path,
+        [
+            (i, f"GPU-{c * 8}-0000-4000-8000-{c * 12}", f"00000000:{0x18 + i:02X}:00.0", "Synthetic GPU")
+            for i, c in enumerate("abcd")
+        ],
+    )
     bindir = tmp_path / "synthetic-bin"
     bindir.mkdir()
     (bindir / "nvidia-smi").symlink_to(smi)
     env = {k: v for k, v in cluster.env.items() if k != "CUDA_VISIBLE_DEVICES"}
     env.update(PATH=f"{bindir}:{env['PATH']}", SYNTHETIC_SLEEP_S="0.2")
     results = tmp_path / "fleet"
-    sub = _triaudit(cluster, "slurm", "submit", "--nodes", "1", "--results", str(results), "--build-dir", str(build),
-                    env=env)
+    sub = _triaudit(
+        cluster, "slurm", "submit", "--nodes", "1", "--results", str(results), "--build-dir", str(build), env=env
+    )
     assert sub.returncode == 0, sub.stderr
     job = sub.stdout.split()[0]
     col = _triaudit(cluster, "slurm", "collect", job, "--results", str(results), "--wait-s", "60", env=env)
@@ -257,6 +300,7 @@ def test_fleet_job_on_synthetic_gpus_is_measured_and_judged(cluster, tmp_path):
     assert "**No outliers** in 1 judged (group, case) pair(s)." in col.stdout
     runs = list((results / f"job-{job}" / "synthetic-gpu").iterdir())
     assert len(runs) == 1
-    assert sorted(p.name for p in runs[0].glob("*.json")) == \
-        ["manifest.json"] + [f"triaudit_stream.gpu{i}.json" for i in range(4)]
+    assert sorted(p.name for p in runs[0].glob("*.json")) == ["manifest.json"] + [
+        f"triaudit_stream.gpu{i}.json" for i in range(4)
+    ]
     assert (results / f"job-{job}" / "report" / "report.html").exists()

@@ -1,11 +1,13 @@
 """The time model (`triaudit run --dry-run`) and the profiles it holds to their goals: quick within
 a minute and full within five on an H200, no quick case over 20 s. The cases come from the built
 executables' own catalogues (no GPU needed)."""
+
 from __future__ import annotations
 
 import pytest
 
-from triaudit import cli, runner, timemodel as T
+from triaudit import cli, runner
+from triaudit import timemodel as T
 
 
 @pytest.fixture(scope="module")

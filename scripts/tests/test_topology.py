@@ -3,6 +3,7 @@
 Real dumps are read in place from ../shared/data/real (SOURCES.md lists the facts asserted here);
 files and strings named "synthetic" are written by hand in nvidia-smi's shapes for what the real
 ones lack (spaces for tabs, old drivers, mixed NVLink, the P2P capability matrix, link states)."""
+
 import json
 import re
 from pathlib import Path
@@ -30,6 +31,7 @@ def synthetic(name: str) -> T.Topology:
 
 
 # --- real dumps ----------------------------------------------------------------------------------
+
 
 def test_dgx_a100_old_header_with_nic_names():
     t = real("topo_dgx_a100.txt")
@@ -85,8 +87,10 @@ def test_workstation_without_nvlink_warns_with_worst_path():
     assert "no NVLink between any of the 5 GPUs" in f.warnings[0] and "worst path SYS" in f.warnings[0]
 
 
-@pytest.mark.parametrize("name,code,cpus", [("topo_2x_rtx5090_phb.txt", "PHB", "0-63"),
-                                            ("topo_2x_rtx2080ti_pix_autodl.txt", "PIX", "24-47,72-95")])
+@pytest.mark.parametrize(
+    "name,code,cpus",
+    [("topo_2x_rtx5090_phb.txt", "PHB", "0-63"), ("topo_2x_rtx2080ti_pix_autodl.txt", "PIX", "24-47,72-95")],
+)
 def test_two_consumer_cards(name, code, cpus):
     t = real(name)
     assert t.link(0, 1) == code and t.affinity["GPU0"]["CPU Affinity"] == cpus
@@ -94,6 +98,7 @@ def test_two_consumer_cards(name, code, cpus):
 
 
 # --- synthetic variants --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("tabsize", [8, 4])
 def test_synthetic_spaces_instead_of_tabs_read_the_same(tabsize):
@@ -178,20 +183,24 @@ def test_lines_before_the_header_are_skipped():
     assert T.parse_topo(text).link(0, 1) == "PHB"
 
 
-@pytest.mark.parametrize("text,message", [
-    ("", "no matrix header"),
-    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "no matrix header"),
-    ("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-7\n", "rows missing for GPU1"),
-    ("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \nGPU1\tNV4\t X \t0-7\n", "row GPU0 (line 2) has 1 cells"),
-    ("\tGPU0\tGPU1\nGPU0\tNV4\t X\nGPU1\tNV4\t X\n", "own cell is 'NV4'"),
-    ("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPUX\tNV4\t X\n", "starts with 'GPUX'"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("", "no matrix header"),
+        ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", "no matrix header"),
+        ("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-7\n", "rows missing for GPU1"),
+        ("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \nGPU1\tNV4\t X \t0-7\n", "row GPU0 (line 2) has 1 cells"),
+        ("\tGPU0\tGPU1\nGPU0\tNV4\t X\nGPU1\tNV4\t X\n", "own cell is 'NV4'"),
+        ("\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPUX\tNV4\t X\n", "starts with 'GPUX'"),
+    ],
+)
 def test_bad_dumps_are_refused_with_the_reason(text, message):
     with pytest.raises(T.TopologyError, match=re.escape(message)):
         T.parse_topo(text, "synthetic bad")
 
 
 # --- NVLink states -------------------------------------------------------------------------------
+
 
 def _status(gpus: dict) -> str:
     """Synthetic `nvidia-smi nvlink -s` text in the shape NVIDIA prints (Azure/azhpc-diagnostics#73)."""
@@ -212,7 +221,9 @@ def test_synthetic_links_down_on_one_gpu_are_a_problem():
     assert s[0].active == 12 and s[1].down == [3, 5] and s[1].total == 12 and s[1].links[0] == 25.0
     f = T.judge_nvlink(s)
     assert f.rows["GPU1"] == "10/12 links up at 25 GB/s; down: 3, 5"
-    assert len(f.problems) == 1 and "GPU1 (NVIDIA A100-SXM4-80GB): NVLink link(s) 3, 5 down, 10 of 12 up" in f.problems[0]
+    assert (
+        len(f.problems) == 1 and "GPU1 (NVIDIA A100-SXM4-80GB): NVLink link(s) 3, 5 down, 10 of 12 up" in f.problems[0]
+    )
 
 
 def test_synthetic_all_links_inactive_on_one_gpu_while_others_are_up():
@@ -235,9 +246,18 @@ def test_synthetic_gpus_without_nvlink():
 
 # --- through the CLI -----------------------------------------------------------------------------
 
+
 def test_doctor_topo_file_without_gpu_judges_the_dump(capsys, tmp_path):
-    code = cli.main(["doctor", "--build-dir", str(tmp_path), "--json",
-                     "--topo-file", str(REAL / "topo_5gpu_workstation_pcie_sys_phb_node.txt")])
+    code = cli.main(
+        [
+            "doctor",
+            "--build-dir",
+            str(tmp_path),
+            "--json",
+            "--topo-file",
+            str(REAL / "topo_5gpu_workstation_pcie_sys_phb_node.txt"),
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["exit_code"] == 0  # a warning, no problem; no GPU here does not make it 77
     assert out["sections"]["topology"]["GPU1"].split()[:5] == ["SYS", "X", "PHB", "NODE", "NODE"]
@@ -252,8 +272,9 @@ def test_doctor_topo_file_mp_says_pcie_paths_only(capsys, tmp_path):
     assert "no problems found in the given dumps" in text
 
 
-@pytest.mark.parametrize("content,message", [(None, "cannot be read"), ("", "empty file"),
-                                             ("hello\n", "no matrix header")])
+@pytest.mark.parametrize(
+    "content,message", [(None, "cannot be read"), ("", "empty file"), ("hello\n", "no matrix header")]
+)
 def test_doctor_bad_topo_file_exit_2_naming_it(capsys, tmp_path, content, message):
     f = tmp_path / "topo.txt"
     if content is not None:

@@ -1,9 +1,11 @@
 """One version for the suite: the VERSION file, the Python package, pyproject.toml, `triaudit --version`
 and every built executable's `--version` say the same version and JSON schema."""
+
 import re
 import subprocess
 
 from conftest import REPO
+
 from triaudit import __version__, cli, runner
 from triaudit.gbench import SCHEMA_VERSION
 

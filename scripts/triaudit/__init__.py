@@ -3,4 +3,5 @@
 Data flows one way (see DESIGN.md): executables -> Google Benchmark JSON -> results/<card>/<run>/
 -> load into one tidy table -> tables, plots.
 """
+
 __version__ = "0.2.0"  # the same as ../../VERSION (scripts/tests/test_versions.py holds them together)

@@ -2,6 +2,7 @@
 
 Exit codes: 0 ok; 1 something failed; 2 bad usage or unreadable input; 77 no CUDA device.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,12 @@ from .gbench import LoadError
 
 def cmd_run(a) -> int:
     from .builddir import find_build_dir
-    bad = runner.check_only([x for x in a.only.split(",") if x]) or runner.check_seconds("--budget-s", a.budget_s) \
+
+    bad = (
+        runner.check_only([x for x in a.only.split(",") if x])
+        or runner.check_seconds("--budget-s", a.budget_s)
         or runner.check_seconds("--timeout-s", a.timeout_s)
+    )
     if bad:
         print(f"triaudit run: {bad}", file=sys.stderr)
         return 2
@@ -23,10 +28,13 @@ def cmd_run(a) -> int:
         if a.gpu_count < 1:
             print(f"triaudit run: --gpu-count {a.gpu_count}: at least 1", file=sys.stderr)
             return 2
-        out = runner.dry_run(a.build_dir, a.profile, a.card, [x for x in a.only.split(",") if x] or None, a.extra,
-                             a.gpu_count)
-        print(out.message if out.exit_code == 0 else f"triaudit run: {out.message}",
-              file=sys.stdout if out.exit_code == 0 else sys.stderr)
+        out = runner.dry_run(
+            a.build_dir, a.profile, a.card, [x for x in a.only.split(",") if x] or None, a.extra, a.gpu_count
+        )
+        print(
+            out.message if out.exit_code == 0 else f"triaudit run: {out.message}",
+            file=sys.stdout if out.exit_code == 0 else sys.stderr,
+        )
         return out.exit_code
     a.build_dir, found = find_build_dir(a.build_dir)
     if a.build_dir is None:
@@ -36,13 +44,21 @@ def cmd_run(a) -> int:
         print(found)
     if a.all_gpus or a.gpus:
         from . import fleet_run  # whole-node mode (standard library only, like runner)
+
         if not a.all_gpus:
             print("triaudit run: --gpus picks GPUs for --all-gpus; add --all-gpus", file=sys.stderr)
             return 2
         return fleet_run.run_from_args(a)
-    out = runner.run_suite(a.build_dir, a.results, a.profile,
-                           [x for x in a.only.split(",") if x] or None, a.extra, timeout_s=a.timeout_s,
-                           budget_s=a.budget_s, bind_numa=a.bind_numa)
+    out = runner.run_suite(
+        a.build_dir,
+        a.results,
+        a.profile,
+        [x for x in a.only.split(",") if x] or None,
+        a.extra,
+        timeout_s=a.timeout_s,
+        budget_s=a.budget_s,
+        bind_numa=a.bind_numa,
+    )
     print(out.message)
     return out.exit_code
 
@@ -50,12 +66,19 @@ def cmd_run(a) -> int:
 def cmd_report(a) -> int:
     from . import report
     from .cost_report import PricesError, load_prices
+
     try:
         prices = None
         if a.prices is not None:  # read before anything is written: a bad file writes no report
             prices = load_prices(a.prices)
-        written = report.write_report(a.paths or [a.results], a.out, a.include_incomplete, all_runs=a.all_runs,
-                                      prices=prices, notes=tuple(a.note or ()))
+        written = report.write_report(
+            a.paths or [a.results],
+            a.out,
+            a.include_incomplete,
+            all_runs=a.all_runs,
+            prices=prices,
+            notes=tuple(a.note or ()),
+        )
     except LoadError as exc:
         print(f"triaudit report: {exc}", file=sys.stderr)
         return 2
@@ -72,11 +95,21 @@ def cmd_report(a) -> int:
 
 def cmd_compare(a) -> int:
     from . import compare as C
+
     try:
         if not 0 <= a.max_untested_change:
             raise C.CompareError(f"--max-untested-change {a.max_untested_change}: must be 0 or more (0.10 = 10 %)")
-        result = C.compare(a.baseline, a.new, a.alpha, a.min_effect, a.min_repetitions, a.allow_different, a.allow_incomplete,
-                           a.max_untested_change, a.allow_algo_change)
+        result = C.compare(
+            a.baseline,
+            a.new,
+            a.alpha,
+            a.min_effect,
+            a.min_repetitions,
+            a.allow_different,
+            a.allow_incomplete,
+            a.max_untested_change,
+            a.allow_algo_change,
+        )
         problems = C.comparability(C.load_samples(a.baseline), C.load_samples(a.new)) if a.allow_different else []
     except (C.CompareError, LoadError) as exc:
         print(f"triaudit compare: {exc}", file=sys.stderr)
@@ -89,7 +122,9 @@ def cmd_compare(a) -> int:
         try:
             a.markdown.write_text(md + "\n", encoding="utf-8")
         except OSError as exc:
-            print(f"triaudit compare: --markdown {a.markdown}: cannot be written: {exc.strerror or exc}", file=sys.stderr)
+            print(
+                f"triaudit compare: --markdown {a.markdown}: cannot be written: {exc.strerror or exc}", file=sys.stderr
+            )
             return 2
     code = C.exit_code(result)
     say(md)
@@ -98,6 +133,7 @@ def cmd_compare(a) -> int:
 
 def cmd_history(a) -> int:
     from . import compare as C
+
     try:
         written, table = C.history(a.runs, a.out, a.cases, a.alpha, a.min_effect, a.min_repetitions)
     except (C.CompareError, LoadError) as exc:
@@ -113,6 +149,7 @@ def cmd_history(a) -> int:
 
 def cmd_export(a) -> int:
     from . import export as E
+
     try:
         written, said = E.export(a.paths, a.format, a.out)
     except (E.ExportError, LoadError) as exc:
@@ -127,6 +164,7 @@ def cmd_export(a) -> int:
 
 def cmd_import(a) -> int:
     from .peers.importer import run_import
+
     command = "triaudit import " + " ".join([a.tool, *map(str, a.files)] + (["--card", a.card] if a.card else []))
     return run_import(a.tool, a.files, a.results, a.card, a.buffer_size, command)
 
@@ -142,6 +180,7 @@ def say(text: str) -> None:
 
 def _silence_stdout() -> None:
     import os
+
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -159,28 +198,56 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="triaudit", description="GPU benchmark suite: run it, report on its results.")
     from . import __version__
     from .gbench import SCHEMA_VERSION
-    p.add_argument("--version", action="version",
-                   version=f"triaudit {__version__} (commit {runner.git_commit(Path(__file__).resolve().parents[2])}, "
-                           f"JSON schema {SCHEMA_VERSION})")
+
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"triaudit {__version__} (commit {runner.git_commit(Path(__file__).resolve().parents[2])}, "
+        f"JSON schema {SCHEMA_VERSION})",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run the built executables into results/<card>/<timestamp>-<host>/")
-    r.add_argument("--build-dir", type=Path, default=None,
-                   help="the build folder (default: build/gpu, else build/ci, here or in this checkout)")
-    r.add_argument("--results", type=Path, default=Path("results"), help="results folder (runs go to <results>/<card>/)")
-    r.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES),
-                   help="quick: the nightly minutes; full: every case (both 5 repetitions)")
+    r.add_argument(
+        "--build-dir",
+        type=Path,
+        default=None,
+        help="the build folder (default: build/gpu, else build/ci, here or in this checkout)",
+    )
+    r.add_argument(
+        "--results", type=Path, default=Path("results"), help="results folder (runs go to <results>/<card>/)"
+    )
+    r.add_argument(
+        "--profile",
+        default="quick",
+        choices=sorted(runner.PROFILES),
+        help="quick: the nightly minutes; full: every case (both 5 repetitions)",
+    )
     r.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
-    r.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this (exit 124)")
-    r.add_argument("--budget-s", type=float, default=None,
-                   help="seconds for the whole run: each executable gets what is left; none starts with under 20 s")
-    r.add_argument("--all-gpus", action="store_true",
-                   help="every GPU of this host at once, one process per GPU (fleet_run.py)")
+    r.add_argument(
+        "--timeout-s", type=float, default=None, help="kill an executable running longer than this (exit 124)"
+    )
+    r.add_argument(
+        "--budget-s",
+        type=float,
+        default=None,
+        help="seconds for the whole run: each executable gets what is left; none starts with under 20 s",
+    )
+    r.add_argument(
+        "--all-gpus", action="store_true", help="every GPU of this host at once, one process per GPU (fleet_run.py)"
+    )
     r.add_argument("--gpus", default="", help="with --all-gpus: GPU indices as nvidia-smi numbers them, e.g. 0,3")
-    r.add_argument("--bind-numa", default="on", choices=["on", "off"],
-                   help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)")
-    r.add_argument("--dry-run", action="store_true",
-                   help="print the estimated wall time per executable for the profile on a card; run nothing")
+    r.add_argument(
+        "--bind-numa",
+        default="on",
+        choices=["on", "off"],
+        help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)",
+    )
+    r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the estimated wall time per executable for the profile on a card; run nothing",
+    )
     r.add_argument("--card", default=None, help="with --dry-run: the card's key in specs.py (default: the local GPU)")
     r.add_argument("--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, allreduce)")
     r.add_argument("extra", nargs="*", help="extra arguments for every executable (after --)")
@@ -188,27 +255,55 @@ def build_parser() -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="tables (Markdown, CSV) and plots from result files or folders")
     rep.add_argument("paths", nargs="*", type=Path, help="result files or folders (default: --results)")
-    rep.add_argument("--results", type=Path, default=Path("results"), help="results folder read when no paths are given")
-    rep.add_argument("--out", type=Path, default=Path("report"),
-                     help="folder for report.md, report.html, the CSV tables and PNG plots (made if missing)")
+    rep.add_argument(
+        "--results", type=Path, default=Path("results"), help="results folder read when no paths are given"
+    )
+    rep.add_argument(
+        "--out",
+        type=Path,
+        default=Path("report"),
+        help="folder for report.md, report.html, the CSV tables and PNG plots (made if missing)",
+    )
     rep.add_argument("--include-incomplete", action="store_true", help="include interrupted runs (left out by default)")
-    rep.add_argument("--note", action="append", metavar="TEXT",
-                     help="a line for the top of the report (repeatable), e.g. why this machine measured nothing")
-    rep.add_argument("--all-runs", action="store_true",
-                     help="every run its own column (default: each card's newest complete run, named under each table)")
-    rep.add_argument("--prices", type=Path, default=None, metavar="PRICES.toml",
-                     help="your prices per card (rent or buy; format: scripts/prices.template.toml): adds cost tables")
+    rep.add_argument(
+        "--note",
+        action="append",
+        metavar="TEXT",
+        help="a line for the top of the report (repeatable), e.g. why this machine measured nothing",
+    )
+    rep.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="every run its own column (default: each card's newest complete run, named under each table)",
+    )
+    rep.add_argument(
+        "--prices",
+        type=Path,
+        default=None,
+        metavar="PRICES.toml",
+        help="your prices per card (rent or buy; format: scripts/prices.template.toml): adds cost tables",
+    )
     rep.set_defaults(func=cmd_report)
 
-    c = sub.add_parser("compare", help="verdict per case between two runs: exit 0 no regression, 1 regression, "
-                                       "2 bad input, 3 nothing could be judged")
+    c = sub.add_parser(
+        "compare",
+        help="verdict per case between two runs: exit 0 no regression, 1 regression, "
+        "2 bad input, 3 nothing could be judged",
+    )
     c.add_argument("baseline", type=Path, help="the baseline run (a run folder or result files)")
     c.add_argument("new", type=Path, help="the run to judge against it")
     _stat_args(c)
-    c.add_argument("--max-untested-change", type=float, default=0.10,
-                   help="a slowdown larger than this that too few repetitions could not test fails the gate (0.10 = 10%%)")
-    c.add_argument("--allow-algo-change", action="store_true",
-                   help="judge GEMM cases whose cuBLASLt algorithm changed like the others (still listed)")
+    c.add_argument(
+        "--max-untested-change",
+        type=float,
+        default=0.10,
+        help="a slowdown larger than this that too few repetitions could not test fails the gate (0.10 = 10%%)",
+    )
+    c.add_argument(
+        "--allow-algo-change",
+        action="store_true",
+        help="judge GEMM cases whose cuBLASLt algorithm changed like the others (still listed)",
+    )
     c.add_argument("--allow-different", action="store_true", help="compare different GPU models, drivers or clocks")
     c.add_argument("--allow-incomplete", action="store_true", help="compare interrupted runs")
     c.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
@@ -221,16 +316,28 @@ def build_parser() -> argparse.ArgumentParser:
     _stat_args(h)
     h.set_defaults(func=cmd_history)
 
-    ex = sub.add_parser("export", help="a run's figures for dashboards: Bencher Metric Format or "
-                                       "github-action-benchmark (customBiggerIsBetter / customSmallerIsBetter)")
+    ex = sub.add_parser(
+        "export",
+        help="a run's figures for dashboards: Bencher Metric Format or "
+        "github-action-benchmark (customBiggerIsBetter / customSmallerIsBetter)",
+    )
     ex.add_argument("paths", nargs="+", type=Path, help="a run folder (or result files) of one card")
-    ex.add_argument("--format", required=True, choices=["bmf", "github-action-benchmark"], help="the dashboard's format")
-    ex.add_argument("--out", type=Path, default=Path("export"),
-                    help="folder for bmf.json, or bigger_is_better.json and smaller_is_better.json")
+    ex.add_argument(
+        "--format", required=True, choices=["bmf", "github-action-benchmark"], help="the dashboard's format"
+    )
+    ex.add_argument(
+        "--out",
+        type=Path,
+        default=Path("export"),
+        help="folder for bmf.json, or bigger_is_better.json and smaller_is_better.json",
+    )
     ex.set_defaults(func=cmd_export)
 
-    im = sub.add_parser("import", help="read peer tools' outputs (nccl-tests, nvbandwidth, babelstream, mamf-finder) "
-                                       "into a new run folder under --results/<card>/")
+    im = sub.add_parser(
+        "import",
+        help="read peer tools' outputs (nccl-tests, nvbandwidth, babelstream, mamf-finder) "
+        "into a new run folder under --results/<card>/",
+    )
     im.add_argument("tool", help="nccl-tests, nvbandwidth, babelstream or mamf-finder")
     im.add_argument("files", type=Path, nargs="+", help="the tool's output files (text or JSON/CSV as it wrote them)")
     im.add_argument("--card", help="the GPU name as CUDA reports it, when the output does not say (or to override)")
@@ -238,10 +345,12 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("--buffer-size", help="nvbandwidth's copy size (-b), which it does not print, e.g. 512MiB")
     im.set_defaults(func=cmd_import)
 
-    from . import plan_cli, doctor
+    from . import doctor, plan_cli
+
     plan_cli.add_parser(sub)
     doctor.add_parser(sub)
     from . import outliers_cli, slurm
+
     outliers_cli.add_parser(sub)
     slurm.add_parser(sub)
     return p

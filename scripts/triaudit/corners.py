@@ -1,5 +1,6 @@
 """Report sections per corner: tables with cards as columns, plots. Each section is data
 (tables, figures, notes), rendered to Markdown, CSV and HTML by report.py."""
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ from .table import card_contexts
 class Section:
     key: str
     title: str
-    tables: list = field(default_factory=list)   # (caption, DataFrame with cards as columns)
+    tables: list = field(default_factory=list)  # (caption, DataFrame with cards as columns)
     figures: list = field(default_factory=list)  # (file stem, caption, matplotlib figure)
     csv: pd.DataFrame | None = None
     notes: list = field(default_factory=list)
@@ -24,8 +25,10 @@ class Section:
 
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -39,6 +42,7 @@ def _not_measured(df: pd.DataFrame, corner: str) -> list[str]:
 
 # --- bandwidth --------------------------------------------------------------------------------
 
+
 def stream_section(df: pd.DataFrame) -> Section:
     sec = Section("stream", "Bandwidth: STREAM")
     s = stream_report.stream_frame(df)
@@ -48,8 +52,11 @@ def stream_section(df: pd.DataFrame) -> Section:
             sec.tables.append(("HBM: largest array, L2 flushed (GB/s, ± half range, % of device-reported peak)", hbm))
             big = s[(s["cache"] == "cold")]
             big = big[big["bytes"] == big.groupby("card")["bytes"].transform("max")]
-            ds = F.pivot_cells(big[big["op"].isin(["copy", "triad"])], ["op", "type"],
-                               lambda r: F.cell(r, 1e9, 0, F.spec_fraction(r["median"], r["card"], "bandwidth")))
+            ds = F.pivot_cells(
+                big[big["op"].isin(["copy", "triad"])],
+                ["op", "type"],
+                lambda r: F.cell(r, 1e9, 0, F.spec_fraction(r["median"], r["card"], "bandwidth")),
+            )
             if not ds.empty:
                 sec.tables.append(("HBM against the datasheet bandwidth (GB/s, % of datasheet)", ds))
         l2 = stream_report.l2_table(s, card_contexts(df))
@@ -65,6 +72,7 @@ def stream_section(df: pd.DataFrame) -> Section:
 
 
 # --- compute ----------------------------------------------------------------------------------
+
 
 def _gemm_rate(df: pd.DataFrame) -> pd.DataFrame:
     rows = pd.concat([F.metric(df, "gemm", "flops"), F.metric(df, "gemm", "ops")])
@@ -88,30 +96,58 @@ def gemm_section(df: pd.DataFrame) -> Section:
         if not ceil.empty:
             # gemm/ceiling/<precision>/burst (best of the sweep right after a warm-up) and /sustained
             # (8192^3 over a window): what the card does at first and what it holds.
-            ceil["mode"] = ceil["case"].str.rsplit("/", n=1).str[-1].where(
-                ceil["case"].str.endswith(("/burst", "/sustained")), "sweep")
-            sec.tables.append(("Measured compute roof: burst (best of the ceiling sweep) and sustained "
-                               "(TFLOP/s or TOP/s, % of datasheet)",
-                               F.pivot_cells(ceil, ["variant", "mode"], lambda r: F.cell(r, 1e12, 1, frac(r)))))
+            ceil["mode"] = (
+                ceil["case"]
+                .str.rsplit("/", n=1)
+                .str[-1]
+                .where(ceil["case"].str.endswith(("/burst", "/sustained")), "sweep")
+            )
+            sec.tables.append(
+                (
+                    "Measured compute roof: burst (best of the ceiling sweep) and sustained "
+                    "(TFLOP/s or TOP/s, % of datasheet)",
+                    F.pivot_cells(ceil, ["variant", "mode"], lambda r: F.cell(r, 1e12, 1, frac(r))),
+                )
+            )
         lt = g[g["op"].isin(["cublaslt", "torch"]) & (g["m"] == 8192) & (g["n"] == 8192) & (g["k"] == 8192)]
         if not lt.empty:
-            sec.tables.append(("cuBLASLt (and torch.matmul where measured) at 8192³ (TFLOP/s, % of datasheet)",
-                               F.pivot_cells(lt, ["op", "variant", "layout"], lambda r: F.cell(r, 1e12, 1, frac(r)))))
+            sec.tables.append(
+                (
+                    "cuBLASLt (and torch.matmul where measured) at 8192³ (TFLOP/s, % of datasheet)",
+                    F.pivot_cells(lt, ["op", "variant", "layout"], lambda r: F.cell(r, 1e12, 1, frac(r))),
+                )
+            )
         lad = g[g["op"].str.startswith("ladder")].copy()
         if not lad.empty:
-            ratio = F.metric(df, "gemm", "ratio_to_cublas")[["file", "case", "median"]].rename(columns={"median": "ratio"})
+            ratio = F.metric(df, "gemm", "ratio_to_cublas")[["file", "case", "median"]].rename(
+                columns={"median": "ratio"}
+            )
             lad = lad.merge(ratio, on=["file", "case"], how="left")
             lad["size"] = lad["m"].astype("int64").astype(str) + "³"
-            sec.tables.append(("Hand-written ladder (TFLOP/s, × cuBLASLt on the same shape)",
-                               F.pivot_cells(lad, ["op", "size"],
-                                             lambda r: F.fmt(r["median"], 1e12, 1) + (f" (×{r['ratio']:.2f})" if not math.isnan(r["ratio"]) else ""))))
+            sec.tables.append(
+                (
+                    "Hand-written ladder (TFLOP/s, × cuBLASLt on the same shape)",
+                    F.pivot_cells(
+                        lad,
+                        ["op", "size"],
+                        lambda r: (
+                            F.fmt(r["median"], 1e12, 1)
+                            + (f" (×{r['ratio']:.2f})" if not math.isnan(r["ratio"]) else "")
+                        ),
+                    ),
+                )
+            )
         drawn, note = F.plotted(_library(g))
         fig = gemm_figure(drawn)
         if fig is not None:
-            sec.figures.append(("gemm_by_precision", "Best GEMM throughput per precision beside the datasheet peak" + note,
-                                fig))
-        sec.csv = g[["card", "case", "op", "variant", "layout", "m", "n", "k", "metric", "median", "spread_pct", "reps"]
-                    if "layout" in g else ["card", "case", "median"]]
+            sec.figures.append(
+                ("gemm_by_precision", "Best GEMM throughput per precision beside the datasheet peak" + note, fig)
+            )
+        sec.csv = g[
+            ["card", "case", "op", "variant", "layout", "m", "n", "k", "metric", "median", "spread_pct", "reps"]
+            if "layout" in g
+            else ["card", "case", "median"]
+        ]
     sec.notes = _not_measured(df, "gemm")
     return sec
 
@@ -137,8 +173,7 @@ def gemm_figure(g: pd.DataFrame):
             pk = spec.peak_flops(F.SPEC_PRECISION[p]) if spec else None
             peaks.append(pk / 1e12 if pk else math.nan)
         ax.bar(xs, ys, width=width, label=f"{card}: measured")
-        ax.scatter(xs, peaks, marker="_", s=400, color="black", zorder=3,
-                   label="datasheet peak" if ci == 0 else None)
+        ax.scatter(xs, peaks, marker="_", s=400, color="black", zorder=3, label="datasheet peak" if ci == 0 else None)
     ax.set_xticks([i + width * (len(cards) - 1) / 2 for i in range(len(precs))], precs)
     ax.set_ylabel("TFLOP/s (TOP/s for int8)")
     ax.set_yscale("log")
@@ -175,8 +210,14 @@ def roofline_figure(df: pd.DataFrame):
             ridge = roof / bw
             ax.plot([ridge, 1e5], [roof, roof], color=color, linestyle="--", linewidth=1)
             ax.plot([ridge], [roof], marker="o", color=color)
-            ax.annotate(f"{prec}: {roof / 1e12:.0f} T, ridge {ridge:.0f} FLOP/B", (ridge, roof), fontsize=7,
-                        xytext=(4, 4), textcoords="offset points", color=color)
+            ax.annotate(
+                f"{prec}: {roof / 1e12:.0f} T, ridge {ridge:.0f} FLOP/B",
+                (ridge, roof),
+                fontsize=7,
+                xytext=(4, 4),
+                textcoords="offset points",
+                color=color,
+            )
             p = pts[pts["variant"] == prec]
             ax.scatter(p["ai"], p["median"], s=10, color=color, alpha=0.6)
         ax.set_xscale("log")
@@ -192,6 +233,7 @@ def roofline_figure(df: pd.DataFrame):
 
 # --- movement ---------------------------------------------------------------------------------
 
+
 def memcpy_section(df: pd.DataFrame) -> Section:
     sec = Section("memcpy", "Movement: copies")
     bw = F.with_int(F.metric(df, "memcpy", "bytes_per_second"), "bytes")
@@ -205,23 +247,37 @@ def memcpy_section(df: pd.DataFrame) -> Section:
                 f = F.spec_fraction(r["median"], r["card"], "pcie")
                 return f / 2 if f else None
             return None
-        sec.tables.append(("Largest size (GB/s, % of the PCIe link's theoretical per direction; d2d counts bytes once)",
-                           F.pivot_cells(largest, ["op", "variant"], lambda r: F.cell(r, 1e9, 1, frac(r)))))
+
+        sec.tables.append(
+            (
+                "Largest size (GB/s, % of the PCIe link's theoretical per direction; d2d counts bytes once)",
+                F.pivot_cells(largest, ["op", "variant"], lambda r: F.cell(r, 1e9, 1, frac(r))),
+            )
+        )
         lat = F.with_int(F.metric(df, "memcpy", "seconds_per_op"), "bytes")
         small = lat[lat["bytes"] == lat.groupby(["card", "op", "variant"])["bytes"].transform("min")]
         if not small.empty:
-            sec.tables.append(("Smallest size: time per copy (µs)",
-                               F.pivot_cells(small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6, 1))))
+            sec.tables.append(
+                (
+                    "Smallest size: time per copy (µs)",
+                    F.pivot_cells(small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6, 1)),
+                )
+            )
         drawn, note = F.plotted(bw)
         fig = memcpy_figure(drawn)
         if fig is not None:
-            sec.figures.append(("memcpy_bandwidth", "Copy bandwidth against size: pinned vs pageable and the rest" + note,
-                                fig))
+            sec.figures.append(
+                ("memcpy_bandwidth", "Copy bandwidth against size: pinned vs pageable and the rest" + note, fig)
+            )
         sec.csv = bw[["card", "case", "op", "variant", "bytes", "median", "spread_pct", "reps"]]
     ov = F.metric(df, "memcpy", "hidden_fraction")
     if not ov.empty:
-        sec.tables.append(("Copy/compute overlap: fraction of the copy hidden behind a kernel of equal length",
-                           F.pivot_cells(F.with_int(ov, "bytes"), ["variant", "bytes"], lambda r: f"{r['median']:.2f}")))
+        sec.tables.append(
+            (
+                "Copy/compute overlap: fraction of the copy hidden behind a kernel of equal length",
+                F.pivot_cells(F.with_int(ov, "bytes"), ["variant", "bytes"], lambda r: f"{r['median']:.2f}"),
+            )
+        )
     sec.notes = _not_measured(df, "memcpy")
     return sec
 
@@ -254,17 +310,27 @@ def launch_section(df: pd.DataFrame) -> Section:
     if not t.empty:
         simple = t[t["op"].isin(["empty", "sync"])]
         if not simple.empty:
-            sec.tables.append(("Per operation (µs)", F.pivot_cells(simple, ["op", "variant"], lambda r: F.cell(r, 1e-6, 2))))
+            sec.tables.append(
+                ("Per operation (µs)", F.pivot_cells(simple, ["op", "variant"], lambda r: F.cell(r, 1e-6, 2)))
+            )
         fus = F.with_int(t[t["op"] == "fusion"], "steps", "bytes")
         if not fus.empty:
-            sec.tables.append(("Fusion: time per chain (µs)",
-                               F.pivot_cells(fus, ["steps", "bytes", "variant"], lambda r: F.cell(r, 1e-6, 1))))
+            sec.tables.append(
+                (
+                    "Fusion: time per chain (µs)",
+                    F.pivot_cells(fus, ["steps", "bytes", "variant"], lambda r: F.cell(r, 1e-6, 1)),
+                )
+            )
     fit = pd.concat([F.metric(df, "launch", "per_kernel_s"), F.metric(df, "launch", "fixed_s")])
     fit = fit[fit["op"] == "chain_fit"] if not fit.empty else fit
     if not fit.empty:
         fit = fit.assign(what=fit["metric"].map({"per_kernel_s": "per kernel", "fixed_s": "fixed"}))
-        sec.tables.append(("Chains of 1–1000 empty kernels, line fit (µs)",
-                           F.pivot_cells(fit, ["variant", "what"], lambda r: F.fmt(r["median"], 1e-6, 2))))
+        sec.tables.append(
+            (
+                "Chains of 1–1000 empty kernels, line fit (µs)",
+                F.pivot_cells(fit, ["variant", "what"], lambda r: F.fmt(r["median"], 1e-6, 2)),
+            )
+        )
     chain = F.with_int(F.metric(df, "launch", "per_kernel_s"), "kernels")
     chain = chain[chain["op"] == "chain"] if not chain.empty else chain
     if not chain.empty:
@@ -298,12 +364,21 @@ def allreduce_section(df: pd.DataFrame) -> Section:
         largest = alg[alg["bytes"] == alg.groupby(["card", "op", "variant"])["bytes"].transform("max")]
         b = bus.merge(largest[["file", "case"]], on=["file", "case"])
         if not b.empty:
-            sec.tables.append(("Largest message: busbw (GB/s; nccl-tests' definition, 0 on one rank)",
-                               F.pivot_cells(b, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e9, 1))))
+            sec.tables.append(
+                (
+                    "Largest message: busbw (GB/s; nccl-tests' definition, 0 on one rank)",
+                    F.pivot_cells(b, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e9, 1)),
+                )
+            )
         t = F.with_int(F.metric(df, "allreduce", "time_s"), "bytes")
         small = t[t["bytes"] == t.groupby(["card", "op", "variant"])["bytes"].transform("min")]
         if not small.empty:
-            sec.tables.append(("Smallest message: latency (µs)", F.pivot_cells(small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6, 1))))
+            sec.tables.append(
+                (
+                    "Smallest message: latency (µs)",
+                    F.pivot_cells(small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6, 1)),
+                )
+            )
         plt = _plt()
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
         multi = alg["ranks"].fillna(1).max() > 1
@@ -327,18 +402,30 @@ def allreduce_section(df: pd.DataFrame) -> Section:
 
 def published_section(df: pd.DataFrame) -> Section:
     from .published import comparison_table
+
     sec = Section("published", "Against published measurements")
     t = comparison_table(df)
     if not t.empty:
-        sec.tables.append(("This run beside other tools' published figures for the same card, each side's statistic "
-                           "named (a ratio far from 1 is a question to answer, not a verdict)", t))
+        sec.tables.append(
+            (
+                "This run beside other tools' published figures for the same card, each side's statistic "
+                "named (a ratio far from 1 is a question to answer, not a verdict)",
+                t,
+            )
+        )
         sec.csv = t.reset_index()
     return sec
 
 
 def all_sections(df: pd.DataFrame, prices=None) -> list[Section]:
-    secs = [stream_section(df), gemm_section(df), memcpy_section(df), launch_section(df), allreduce_section(df),
-            published_section(df)]
+    secs = [
+        stream_section(df),
+        gemm_section(df),
+        memcpy_section(df),
+        launch_section(df),
+        allreduce_section(df),
+        published_section(df),
+    ]
     secs.append(fleet_report.fleet_section(df))  # whole-node runs: every GPU against its siblings
     secs.append(peer_report.peer_section(df))  # imported peer tools beside triaudit (triaudit import)
     secs += p2p_report.sections(df)  # GPU x GPU copy matrices, allreduce scaling over GPU counts

@@ -5,6 +5,7 @@ visible GPU (fatbin.py), driver vs the CUDA runtime the build uses, library vers
 NVLink, ECC, MIG, clocks and throttle reasons, other processes on the GPU.
 Exit codes: 0 no problem; 1 problems found; 77 no GPU visible (toolchain still reported).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,12 +19,32 @@ from pathlib import Path
 
 from . import fatbin, interconnect_check
 
-SMI_FIELDS = ["index", "name", "uuid", "pci.bus_id", "compute_cap", "driver_version", "memory.total",
-              "pcie.link.gen.current", "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max",
-              "ecc.mode.current", "mig.mode.current", "clocks.sm", "clocks.max.sm", "clocks_event_reasons.active"]
+SMI_FIELDS = [
+    "index",
+    "name",
+    "uuid",
+    "pci.bus_id",
+    "compute_cap",
+    "driver_version",
+    "memory.total",
+    "pcie.link.gen.current",
+    "pcie.link.gen.max",
+    "pcie.link.width.current",
+    "pcie.link.width.max",
+    "ecc.mode.current",
+    "mig.mode.current",
+    "clocks.sm",
+    "clocks.max.sm",
+    "clocks_event_reasons.active",
+]
 EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_launch"]
-SLOWDOWN_BITS = {0x4: "sw_power_cap", 0x8: "hw_slowdown", 0x20: "sw_thermal_slowdown",
-                 0x40: "hw_thermal_slowdown", 0x80: "hw_power_brake_slowdown"}
+SLOWDOWN_BITS = {
+    0x4: "sw_power_cap",
+    0x8: "hw_slowdown",
+    0x20: "sw_thermal_slowdown",
+    0x40: "hw_thermal_slowdown",
+    0x80: "hw_power_brake_slowdown",
+}
 
 
 @dataclass
@@ -74,21 +95,29 @@ def check_gpu(g: dict, codes_by_exe: dict[str, set], report: Report) -> dict:
             ok, how = fatbin.runs_on(codes, major, minor)
             out[f"code:{exe}"] = how
             if not ok:
-                report.problems.append(f"{label}: {exe} has no code for compute capability {cc} "
-                                       f"({fatbin.describe(codes)}): it would fail with 'no kernel image is available'. "
-                                       f"Rebuild with -DCMAKE_CUDA_ARCHITECTURES={major}{minor} (or 'native').")
+                report.problems.append(
+                    f"{label}: {exe} has no code for compute capability {cc} "
+                    f"({fatbin.describe(codes)}): it would fail with 'no kernel image is available'. "
+                    f"Rebuild with -DCMAKE_CUDA_ARCHITECTURES={major}{minor} (or 'native')."
+                )
     else:
         report.warnings.append(f"{label}: compute capability not reported ({cc!r}); cannot check the executables' code")
     gen_c, gen_m = _int(g.get("pcie.link.gen.current")), _int(g.get("pcie.link.gen.max"))
     w_c, w_m = _int(g.get("pcie.link.width.current")), _int(g.get("pcie.link.width.max"))
     if w_c is not None and w_m is not None and w_c < w_m:
-        report.problems.append(f"{label}: PCIe link runs at x{w_c} of x{w_m}: host copies get a fraction of their bandwidth "
-                               "(check the slot, riser and BIOS lane settings)")
+        report.problems.append(
+            f"{label}: PCIe link runs at x{w_c} of x{w_m}: host copies get a fraction of their bandwidth "
+            "(check the slot, riser and BIOS lane settings)"
+        )
     if gen_m is not None and gen_m <= 3:
-        report.warnings.append(f"{label}: PCIe Gen{gen_m} maximum: host copies are limited to ~{gen_m and (1 << (gen_m - 1))} GB/s per lane-group")
+        report.warnings.append(
+            f"{label}: PCIe Gen{gen_m} maximum: host copies are limited to ~{gen_m and (1 << (gen_m - 1))} GB/s per lane-group"
+        )
     if gen_c is not None and gen_m is not None and gen_c < gen_m:
-        report.warnings.append(f"{label}: PCIe Gen{gen_c} now, Gen{gen_m} possible: links slow down at idle; "
-                               "if it stays low under load (triaudit_memcpy), check the slot")
+        report.warnings.append(
+            f"{label}: PCIe Gen{gen_c} now, Gen{gen_m} possible: links slow down at idle; "
+            "if it stays low under load (triaudit_memcpy), check the slot"
+        )
     if str(g.get("mig.mode.current", "")).lower() == "enabled":
         report.warnings.append(f"{label}: MIG is enabled: each instance sees a slice of the SMs and memory bandwidth")
     ecc = str(g.get("ecc.mode.current", "")).lower()
@@ -134,8 +163,9 @@ def cuda_runtime_view() -> tuple[list[dict], str]:
             v = ctypes.c_int(0)
             lib.cudaDeviceGetAttribute(ctypes.byref(v), attr, d)
             vals[name] = v.value
-        devices.append({"index": d, "compute_cap": f"{vals['major']}.{vals['minor']}",
-                        "integrated": bool(vals["integrated"])})
+        devices.append(
+            {"index": d, "compute_cap": f"{vals['major']}.{vals['minor']}", "integrated": bool(vals["integrated"])}
+        )
     return devices, ""
 
 
@@ -170,17 +200,28 @@ def compare_driver_runtime(driver_cuda: str | None, runtime: str | None, report:
     d = tuple(int(x) for x in driver_cuda.split(".")[:2])
     r = tuple(int(x) for x in runtime.split(".")[:2])
     if d[0] < r[0]:
-        report.problems.append(f"the driver supports CUDA {driver_cuda}, the build uses CUDA {runtime}: the driver is too old "
-                               f"for this major version (every CUDA call fails with 'driver version is insufficient'); "
-                               f"install a driver for CUDA {r[0]}.x or build with an older toolkit")
+        report.problems.append(
+            f"the driver supports CUDA {driver_cuda}, the build uses CUDA {runtime}: the driver is too old "
+            f"for this major version (every CUDA call fails with 'driver version is insufficient'); "
+            f"install a driver for CUDA {r[0]}.x or build with an older toolkit"
+        )
     elif d < r:
-        report.warnings.append(f"the driver supports CUDA {driver_cuda}, the build uses {runtime}: minor-version "
-                               "compatibility applies (PTX JIT of newer PTX will fail)")
+        report.warnings.append(
+            f"the driver supports CUDA {driver_cuda}, the build uses {runtime}: minor-version "
+            "compatibility applies (PTX JIT of newer PTX will fail)"
+        )
 
 
-def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | None = None,
-             processes: str | None = None, nvlink: str | None = None, topo_file: Path | None = None,
-             nccl_log: Path | None = None, run_nccl: bool = True) -> Report:
+def diagnose(
+    build_dir: Path,
+    smi_csv: str | None = None,
+    driver_cuda: str | None = None,
+    processes: str | None = None,
+    nvlink: str | None = None,
+    topo_file: Path | None = None,
+    nccl_log: Path | None = None,
+    run_nccl: bool = True,
+) -> Report:
     """Everything doctor reports. The nvidia-smi outputs may be passed in (recorded descriptions);
     topo_file / nccl_log are saved `nvidia-smi topo -m` / NCCL_DEBUG=INFO outputs (interconnect_check)."""
     r = Report()
@@ -188,10 +229,15 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
     toolkit = _toolkit_version()
     inc = Path("/usr/local/cuda/include")
     r.sections["toolchain"] = {
-        "nvcc": toolkit or "not found", "cmake": (_run(["cmake", "--version"])[1].splitlines() or ["?"])[0],
-        "cuBLAS headers": _header_version(inc / "cublas_api.h", ("CUBLAS_VER_MAJOR", "CUBLAS_VER_MINOR", "CUBLAS_VER_PATCH")) or "not found",
+        "nvcc": toolkit or "not found",
+        "cmake": (_run(["cmake", "--version"])[1].splitlines() or ["?"])[0],
+        "cuBLAS headers": _header_version(
+            inc / "cublas_api.h", ("CUBLAS_VER_MAJOR", "CUBLAS_VER_MINOR", "CUBLAS_VER_PATCH")
+        )
+        or "not found",
         "NCCL headers": _header_version(inc / "nccl.h", ("NCCL_MAJOR", "NCCL_MINOR", "NCCL_PATCH")) or "not found",
-        "python": sys.version.split()[0]}
+        "python": sys.version.split()[0],
+    }
     codes = {}
     exes = {}
     for name in EXECUTABLES:
@@ -218,17 +264,26 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
             r.sections["gpus"] = {"nvidia-smi": smi_csv.strip().splitlines()[0] if smi_csv.strip() else f"exit {rc}"}
             smi_csv = ""
         driver_cuda = _cuda_version_of_driver()
-        _, processes = _run(["nvidia-smi", "--query-compute-apps=gpu_uuid,pid,process_name,used_memory", "--format=csv,noheader"])
+        _, processes = _run(
+            ["nvidia-smi", "--query-compute-apps=gpu_uuid,pid,process_name,used_memory", "--format=csv,noheader"]
+        )
         _, nvlink = _run(["nvidia-smi", "nvlink", "-s"])
     gpus = parse_smi_csv(smi_csv)
     runtime_devices, runtime_reason = cuda_runtime_view() if not recorded else ([], "")
     r.sections.setdefault("cuda runtime", {})["devices"] = (
-        ", ".join(f"{d['index']}: cc {d['compute_cap']} {'integrated' if d['integrated'] else 'discrete'}"
-                  for d in runtime_devices) or runtime_reason or "none")
+        ", ".join(
+            f"{d['index']}: cc {d['compute_cap']} {'integrated' if d['integrated'] else 'discrete'}"
+            for d in runtime_devices
+        )
+        or runtime_reason
+        or "none"
+    )
     if not gpus and runtime_devices:
         # No nvidia-smi (e.g. an integrated Jetson part): describe what CUDA sees.
-        gpus = [{"index": str(d["index"]), "name": "(nvidia-smi unavailable)", "compute_cap": d["compute_cap"]}
-                for d in runtime_devices]
+        gpus = [
+            {"index": str(d["index"]), "name": "(nvidia-smi unavailable)", "compute_cap": d["compute_cap"]}
+            for d in runtime_devices
+        ]
     if not gpus:
         r.sections.setdefault("gpus", {})["visible"] = "none: no NVIDIA GPU visible to this process"
         if topo_file or nccl_log:  # a machine known only by its dumps
@@ -237,15 +292,29 @@ def diagnose(build_dir: Path, smi_csv: str | None = None, driver_cuda: str | Non
     for g in gpus:
         match = next((d for d in runtime_devices if str(d["index"]) == str(g.get("index"))), None)
         g["kind"] = ("integrated" if match["integrated"] else "discrete") if match else "discrete (seen by nvidia-smi)"
-    r.sections["driver"] = {"driver_version": gpus[0].get("driver_version"), "supports CUDA": driver_cuda or "unknown",
-                            "build uses CUDA": toolkit or "unknown"}
+    r.sections["driver"] = {
+        "driver_version": gpus[0].get("driver_version"),
+        "supports CUDA": driver_cuda or "unknown",
+        "build uses CUDA": toolkit or "unknown",
+    }
     compare_driver_runtime(driver_cuda, toolkit, r)
     r.gpus = [check_gpu(g, codes, r) for g in gpus]
     procs = [p for p in (processes or "").strip().splitlines() if p.strip() and "No running" not in p]
     if procs:
-        r.warnings.append(f"{len(procs)} other process(es) use the GPU(s): measurements will be disturbed: " + "; ".join(procs[:4]))
-    _interconnect(r, build_dir, topo_file, nccl_log, not recorded, gpus, nvlink, run_nccl,
-                  len(runtime_devices) if runtime_devices else len(gpus))
+        r.warnings.append(
+            f"{len(procs)} other process(es) use the GPU(s): measurements will be disturbed: " + "; ".join(procs[:4])
+        )
+    _interconnect(
+        r,
+        build_dir,
+        topo_file,
+        nccl_log,
+        not recorded,
+        gpus,
+        nvlink,
+        run_nccl,
+        len(runtime_devices) if runtime_devices else len(gpus),
+    )
     return r
 
 
@@ -268,10 +337,12 @@ def render(r: Report) -> str:
         lines.append(f"{name}:")
         lines += [f"  {k}: {v}" for k, v in items.items()]
     for g in r.gpus:
-        lines.append(f"GPU {g['index']}: {g['name']} (compute capability {g.get('compute_cap')}, {g.get('memory.total')} MiB, "
-                     f"PCIe Gen{g.get('pcie.link.gen.current')}/{g.get('pcie.link.gen.max')} x{g.get('pcie.link.width.current')}/"
-                     f"{g.get('pcie.link.width.max')}, ECC {g.get('ecc.mode.current')}, MIG {g.get('mig.mode.current')}, "
-                     f"SM clock {g.get('sm_clock', '?')}); {g.get('kind', '')}")
+        lines.append(
+            f"GPU {g['index']}: {g['name']} (compute capability {g.get('compute_cap')}, {g.get('memory.total')} MiB, "
+            f"PCIe Gen{g.get('pcie.link.gen.current')}/{g.get('pcie.link.gen.max')} x{g.get('pcie.link.width.current')}/"
+            f"{g.get('pcie.link.width.max')}, ECC {g.get('ecc.mode.current')}, MIG {g.get('mig.mode.current')}, "
+            f"SM clock {g.get('sm_clock', '?')}); {g.get('kind', '')}"
+        )
         lines += [f"  {k[5:]}: {v}" for k, v in g.items() if k.startswith("code:")]
     if not r.gpus:
         lines.append("no GPU visible: nothing to measure on this machine (toolchain reported above)")
@@ -285,17 +356,26 @@ def add_parser(sub) -> None:
     p = sub.add_parser("doctor", help="check GPUs, driver, build and link before measuring")
     p.add_argument("--build-dir", type=Path, default=None, help="the build folder (default: build/gpu, else build/ci)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--topo-file", type=Path, help="a saved `nvidia-smi topo -m` (or -mp) output to check instead of this machine's")
-    p.add_argument("--nccl-log", type=Path, help="a saved NCCL_DEBUG=INFO log: report NCCL's path from it instead of running an allreduce")
+    p.add_argument(
+        "--topo-file", type=Path, help="a saved `nvidia-smi topo -m` (or -mp) output to check instead of this machine's"
+    )
+    p.add_argument(
+        "--nccl-log",
+        type=Path,
+        help="a saved NCCL_DEBUG=INFO log: report NCCL's path from it instead of running an allreduce",
+    )
     p.add_argument("--no-nccl-run", action="store_true", help="do not run the small allreduce that shows NCCL's path")
     p.set_defaults(func=run)
 
 
 def run(a) -> int:
     from .builddir import find_build_dir
+
     build_dir, _ = find_build_dir(a.build_dir)  # none found: the report says no executables were built
     try:
-        r = diagnose(build_dir or Path("build/gpu"), topo_file=a.topo_file, nccl_log=a.nccl_log, run_nccl=not a.no_nccl_run)
+        r = diagnose(
+            build_dir or Path("build/gpu"), topo_file=a.topo_file, nccl_log=a.nccl_log, run_nccl=not a.no_nccl_run
+        )
     except interconnect_check.InputError as e:
         print(f"triaudit doctor: {e}", file=sys.stderr)
         return 2
@@ -303,8 +383,18 @@ def run(a) -> int:
     if code == 77 and (a.topo_file or a.nccl_log):
         code = 1 if r.problems else 0  # no GPU here, but the dumps given were judged
     if a.json:
-        print(json.dumps({"sections": r.sections, "gpus": r.gpus, "problems": r.problems, "warnings": r.warnings,
-                          "exit_code": code}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "sections": r.sections,
+                    "gpus": r.gpus,
+                    "problems": r.problems,
+                    "warnings": r.warnings,
+                    "exit_code": code,
+                },
+                indent=2,
+            )
+        )
     else:
         print(render(r))
         if not r.gpus and (a.topo_file or a.nccl_log) and not r.problems:

@@ -9,6 +9,7 @@ a flags word at offset 40 in which bit 20 marks architecture-specific code (sm_9
 and bit 21 family-specific code (sm_100f). Those bits were read off nvcc 13.0's output for
 sm_90/90a/100/100a/100f/120 (tests/test_doctor.py builds the same cases when nvcc is present).
 """
+
 from __future__ import annotations
 
 import struct
@@ -39,17 +40,17 @@ def _section(data: bytes, name: bytes) -> bytes | None:
     if data[:4] != b"\x7fELF" or data[4] != 2:
         raise FatbinError("not a 64-bit ELF file")
     endian = "<" if data[5] == 1 else ">"
-    e_shoff, = struct.unpack_from(endian + "Q", data, 0x28)
+    (e_shoff,) = struct.unpack_from(endian + "Q", data, 0x28)
     e_shentsize, e_shnum, e_shstrndx = struct.unpack_from(endian + "HHH", data, 0x3A)
     if e_shoff == 0 or e_shnum == 0:
         return None
     headers = [struct.unpack_from(endian + "IIQQQQIIQQ", data, e_shoff + i * e_shentsize) for i in range(e_shnum)]
     strtab = headers[e_shstrndx]
-    names = data[strtab[4]:strtab[4] + strtab[5]]
+    names = data[strtab[4] : strtab[4] + strtab[5]]
     for h in headers:
         end = names.find(b"\0", h[0])
-        if names[h[0]:end] == name:
-            return data[h[4]:h[4] + h[5]]
+        if names[h[0] : end] == name:
+            return data[h[4] : h[4] + h[5]]
     return None
 
 
@@ -64,8 +65,8 @@ def parse_fatbin(blob: bytes) -> set[GpuCode]:
         entry, end = pos + header_size, pos + header_size + fat_size
         while entry + 32 <= end:
             kind, _unk, ehsize, payload = struct.unpack_from("<HHIQ", blob, entry)
-            arch, = struct.unpack_from("<I", blob, entry + 28)
-            flags, = struct.unpack_from("<Q", blob, entry + 40) if entry + 48 <= end else (0,)
+            (arch,) = struct.unpack_from("<I", blob, entry + 28)
+            (flags,) = struct.unpack_from("<Q", blob, entry + 40) if entry + 48 <= end else (0,)
             variant = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY_SPECIFIC else ""
             if kind in (KIND_PTX, KIND_ELF) and 0 < arch < 1000:
                 codes.add(GpuCode("ptx" if kind == KIND_PTX else "sass", arch, variant))
@@ -100,7 +101,9 @@ def runs_on(codes: set[GpuCode], cc_major: int, cc_minor: int) -> tuple[bool, st
             return c.arch // 10 == cc_major and c.arch <= dev
         return c.arch <= dev
 
-    key = lambda c: (c.arch, c.variant == "")  # newest first; plain code before a/f at one arch
+    def key(c):  # newest last; plain code before a/f at one arch
+        return (c.arch, c.variant == "")
+
     sass = sorted((c for c in codes if c.kind == "sass" and fits(c)), key=key)
     if sass:
         return True, f"SASS for {sass[-1].name}"
@@ -111,7 +114,9 @@ def runs_on(codes: set[GpuCode], cc_major: int, cc_minor: int) -> tuple[bool, st
 
 
 def describe(codes: set[GpuCode]) -> str:
-    order = lambda c: (c.arch, c.variant)
+    def order(c):
+        return (c.arch, c.variant)
+
     sass = ", ".join(c.name for c in sorted((c for c in codes if c.kind == "sass"), key=order))
     ptx = ", ".join(c.name for c in sorted((c for c in codes if c.kind == "ptx"), key=order))
     return f"SASS: {sass or 'none'}; PTX: {ptx or 'none'}"

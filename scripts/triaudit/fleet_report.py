@@ -1,6 +1,7 @@
 """The report's fleet section: per case, every GPU's figure against its group's median (model and
 driver), outliers marked (outliers.py decides), and the hosts of the fleet that measured nothing.
 Empty unless some group has two GPUs or more, so single-card reports do not change."""
+
 from __future__ import annotations
 
 import re
@@ -27,6 +28,7 @@ def _status_roots(df: pd.DataFrame) -> list[Path]:
 def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
     """One dot per GPU and case at its throughput relative to the group median; outliers red, named."""
     from .corners import _plt
+
     plt = _plt()
     g = per[(per["model"] == model) & (per["driver"] == driver)].copy()
     g["relative"] = g["throughput"] / g["group_median"] * 100
@@ -42,8 +44,14 @@ def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
         bad = c[c["outlier"]]
         ax.scatter(bad["relative"], [y] * len(bad), s=40, color="tab:red", marker="x", zorder=3)
         for _, r in bad.iterrows():
-            ax.annotate(f"{r['host']} GPU {r['gpu_index']}", (r["relative"], y), textcoords="offset points",
-                        xytext=(4, 4), fontsize=7, color="tab:red")
+            ax.annotate(
+                f"{r['host']} GPU {r['gpu_index']}",
+                (r["relative"], y),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=7,
+                color="tab:red",
+            )
     ax.axvline(100, color="0.4", lw=0.8)
     ax.axvline(100 * (1 - threshold), color="tab:red", lw=0.8, ls="--", label=f"{threshold * 100:g} % below the median")
     ax.set_yticks(range(len(order)))
@@ -59,20 +67,32 @@ def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
 
 def fleet_section(df: pd.DataFrame, threshold: float = 0.05):
     from .corners import Section
+
     sec = Section("fleet", "Fleet: every GPU against its siblings")
     per, not_measured = O.per_gpu_table(df)
     if per.empty or per.groupby(["model", "driver"])["gpu"].nunique().max() < 2:
         return sec
     per, judged = O.judge(per, threshold)
     per["group_median_value"] = per.apply(O._value_in_median_units, axis=1)
-    j = O.Judgement(per, per[per["outlier"]].sort_values("deficit", ascending=False), pd.DataFrame(),
-                    threshold=threshold, judged=judged)
+    j = O.Judgement(
+        per,
+        per[per["outlier"]].sort_values("deficit", ascending=False),
+        pd.DataFrame(),
+        threshold=threshold,
+        judged=judged,
+    )
     t = O.outlier_table(j)
     if not t.empty:
-        sec.tables.append((f"Outliers: more than {threshold * 100:g} % below the group median and outside "
-                           f"{O.MAD_K:g} robust standard deviations", t.set_index(["host", "GPU"])))
-    groups = per.groupby(["model", "driver"]).agg(GPUs=("gpu", "nunique"), hosts=("host", "nunique"),
-                                                 cases=("case", "nunique"))
+        sec.tables.append(
+            (
+                f"Outliers: more than {threshold * 100:g} % below the group median and outside "
+                f"{O.MAD_K:g} robust standard deviations",
+                t.set_index(["host", "GPU"]),
+            )
+        )
+    groups = per.groupby(["model", "driver"]).agg(
+        GPUs=("gpu", "nunique"), hosts=("host", "nunique"), cases=("case", "nunique")
+    )
     groups["cases judged"] = per[per["gpus"] >= O.MIN_GPUS].groupby(["model", "driver"])["case"].nunique()
     groups["cases judged"] = groups["cases judged"].fillna(0).astype(int)
     groups["outliers"] = per.groupby(["model", "driver"])["outlier"].sum().astype(int)
@@ -80,10 +100,30 @@ def fleet_section(df: pd.DataFrame, threshold: float = 0.05):
     for (model, driver), g in per.groupby(["model", "driver"]):
         if g["gpu"].nunique() >= 2:
             stem = "fleet_" + re.sub(r"[^a-z0-9]+", "_", f"{model}_{driver}".lower()).strip("_")
-            sec.figures.append((stem, f"{model}, driver {driver}: every GPU per case, relative to the group median",
-                                strip_figure(per, model, driver, threshold)))
-    sec.csv = per[["model", "driver", "host", "gpu_index", "gpu_uuid", "case", "metric", "value", "group_median_value",
-                   "deficit", "gpus", "outlier", "siblings_loaded"]].rename(columns={"group_median_value": "group_median"})
+            sec.figures.append(
+                (
+                    stem,
+                    f"{model}, driver {driver}: every GPU per case, relative to the group median",
+                    strip_figure(per, model, driver, threshold),
+                )
+            )
+    sec.csv = per[
+        [
+            "model",
+            "driver",
+            "host",
+            "gpu_index",
+            "gpu_uuid",
+            "case",
+            "metric",
+            "value",
+            "group_median_value",
+            "deficit",
+            "gpus",
+            "outlier",
+            "siblings_loaded",
+        ]
+    ].rename(columns={"group_median_value": "group_median"})
     hosts = [s for root in _status_roots(df) for s in read_statuses(root)]
     sec.notes = not_measured + O.host_problems(hosts)
     return sec

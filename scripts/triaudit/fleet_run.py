@@ -19,6 +19,7 @@ overwritten: both names are made unique.
 Standard library only: it runs under srun on bare GPU nodes with the system python3
 (`python3 -m triaudit.fleet_run`, PYTHONPATH=<repo>/scripts).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -44,7 +45,7 @@ NODE_LEVEL = {"triaudit_allreduce", "triaudit_p2p"}  # measured once over all ch
 
 @dataclass
 class Gpu:
-    index: int          # nvidia-smi's (NVML's, PCI order) index
+    index: int  # nvidia-smi's (NVML's, PCI order) index
     uuid: str
     pci_bus_id: str
     name: str
@@ -53,6 +54,7 @@ class Gpu:
 @dataclass
 class Setup:
     """What a whole-node run was asked to do (the command line, resolved)."""
+
     build_dir: Path
     results: Path
     profile: str = "quick"
@@ -90,6 +92,7 @@ def parse_gpu_list(text: str) -> list[int]:
 
 
 # --- which GPUs ------------------------------------------------------------------------------
+
 
 def parse_nvidia_smi(text: str) -> list[Gpu]:
     """Lines of `nvidia-smi --query-gpu=index,uuid,pci.bus_id,name --format=csv,noheader`."""
@@ -135,9 +138,11 @@ def visible(gpus: list[Gpu], cuda_visible_devices: str | None) -> tuple[list[Gpu
         else:
             hits = [g for g in gpus if g.uuid.startswith(e)]
         if len(hits) != 1:
-            raise SetupError(f"CUDA_VISIBLE_DEVICES={cuda_visible_devices!r}: {e!r} names "
-                             f"{'no' if not hits else 'more than one'} GPU nvidia-smi lists "
-                             f"({', '.join(f'{g.index} {g.uuid}' for g in gpus) or 'none'})")
+            raise SetupError(
+                f"CUDA_VISIBLE_DEVICES={cuda_visible_devices!r}: {e!r} names "
+                f"{'no' if not hits else 'more than one'} GPU nvidia-smi lists "
+                f"({', '.join(f'{g.index} {g.uuid}' for g in gpus) or 'none'})"
+            )
         if hits[0] not in chosen:
             chosen.append(hits[0])
     return chosen, ""
@@ -149,18 +154,27 @@ def pick(gpus: list[Gpu], wanted: list[int] | None) -> list[Gpu]:
     by_index = {g.index: g for g in gpus}
     missing = [i for i in wanted if i not in by_index]
     if missing:
-        raise SetupError(f"--gpus: no GPU {', '.join(map(str, missing))} on {socket.gethostname()} "
-                         f"(visible: {', '.join(str(g.index) for g in gpus) or 'none'})")
+        raise SetupError(
+            f"--gpus: no GPU {', '.join(map(str, missing))} on {socket.gethostname()} "
+            f"(visible: {', '.join(str(g.index) for g in gpus) or 'none'})"
+        )
     return [by_index[i] for i in wanted]
 
 
 def slurm_context(env=os.environ) -> dict:
-    keys = {"SLURM_JOB_ID": "job_id", "SLURM_CLUSTER_NAME": "cluster", "SLURM_JOB_NODELIST": "job_nodelist",
-            "SLURM_NODEID": "node_id", "SLURM_PROCID": "task_id", "SLURM_STEP_ID": "step_id"}
+    keys = {
+        "SLURM_JOB_ID": "job_id",
+        "SLURM_CLUSTER_NAME": "cluster",
+        "SLURM_JOB_NODELIST": "job_nodelist",
+        "SLURM_NODEID": "node_id",
+        "SLURM_PROCID": "task_id",
+        "SLURM_STEP_ID": "step_id",
+    }
     return {v: env[k] for k, v in keys.items() if k in env}
 
 
 # --- running ---------------------------------------------------------------------------------
+
 
 class _Chains:
     """The executables of every GPU chain; what is running can be stopped from the main thread."""
@@ -206,9 +220,15 @@ class _Chains:
                     self.procs.discard(proc)
         seconds = round(time.monotonic() - start, 1)
         self.log(f"  [{tag}] {name} exit {rc} after {seconds:.0f} s")
-        return {"executable": name, "command": cmd, "exit_code": rc, "seconds": seconds,
-                "json": json_path.name if json_path.exists() else None, "log": log_path.name,
-                "cuda_visible_devices": env.get("CUDA_VISIBLE_DEVICES")}
+        return {
+            "executable": name,
+            "command": cmd,
+            "exit_code": rc,
+            "seconds": seconds,
+            "json": json_path.name if json_path.exists() else None,
+            "log": log_path.name,
+            "cuda_visible_devices": env.get("CUDA_VISIBLE_DEVICES"),
+        }
 
     def chain(self, gpu: Gpu, exes: list[tuple[str, Path, list[str]]], env: dict, record: dict) -> None:
         for name, exe, args in exes:
@@ -258,12 +278,18 @@ def _probe(exe: Path, name: str, staging: Path, profile: str, env: dict) -> tupl
     """nvidia-smi found no GPU: ask CUDA itself (the executable exits 77 at once without a device)."""
     args = _args_for(name, profile, [], per_gpu=False)
     try:
-        p = subprocess.run([str(exe), f"--benchmark_out={staging / 'probe.json'}", *args],
-                           capture_output=True, text=True, timeout=120, env=env)
+        p = subprocess.run(
+            [str(exe), f"--benchmark_out={staging / 'probe.json'}", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return EXIT_FAILED, f"{name} could not run: {exc}"
-    return p.returncode, _no_device_reason(p.stdout + p.stderr) if p.returncode == EXIT_NO_DEVICE else \
-        (p.stdout + p.stderr).strip()[-300:]
+    return p.returncode, _no_device_reason(p.stdout + p.stderr) if p.returncode == EXIT_NO_DEVICE else (
+        p.stdout + p.stderr
+    ).strip()[-300:]
 
 
 def _check_uuid(staging: Path, entry: dict, gpu_uuids: list[str]) -> str:
@@ -279,8 +305,11 @@ def _check_uuid(staging: Path, entry: dict, gpu_uuids: list[str]) -> str:
     got = str(ctx.get("gpu_uuid", ""))
     if not got or got.startswith("unknown"):
         return "context has no gpu_uuid"
-    return "ok" if any(got == u or got.startswith(u) or u.startswith(got) for u in gpu_uuids) else \
-        f"MISMATCH: the context names {got}, expected {', '.join(gpu_uuids)}"
+    return (
+        "ok"
+        if any(got == u or got.startswith(u) or u.startswith(got) for u in gpu_uuids)
+        else f"MISMATCH: the context names {got}, expected {', '.join(gpu_uuids)}"
+    )
 
 
 def _card_of(staging: Path) -> str:
@@ -301,9 +330,20 @@ def _card_of(staging: Path) -> str:
 def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict | None = None) -> Outcome:
     env = dict(os.environ if env is None else env)
     started = utc_stamp()
-    record = {"host": socket.gethostname(), "node": node_name(), "state": "running", "exit_code": None,
-              "message": "", "started_utc": started, "finished_utc": None, "pid": os.getpid(),
-              "profile": s.profile, "gpus": [], "run_dir": None, "slurm": slurm_context(env)}
+    record = {
+        "host": socket.gethostname(),
+        "node": node_name(),
+        "state": "running",
+        "exit_code": None,
+        "message": "",
+        "started_utc": started,
+        "finished_utc": None,
+        "pid": os.getpid(),
+        "profile": s.profile,
+        "gpus": [],
+        "run_dir": None,
+        "slurm": slurm_context(env),
+    }
     try:
         s.results.mkdir(parents=True, exist_ok=True)
         status = StatusFile(s.results, record)
@@ -312,20 +352,35 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     log(f"{record['node']}: status in {status.path}")
 
     def finish(code: int, run_dir: Path | None, message: str, state: str, **extra) -> Outcome:
-        status.update(state=state, exit_code=code, message=message, finished_utc=utc_stamp(),
-                      run_dir=str(run_dir.relative_to(s.results)) if run_dir else None, **extra)
+        status.update(
+            state=state,
+            exit_code=code,
+            message=message,
+            finished_utc=utc_stamp(),
+            run_dir=str(run_dir.relative_to(s.results)) if run_dir else None,
+            **extra,
+        )
         return Outcome(code, run_dir, message)
 
     if s.profile not in runner.PROFILES:
-        return finish(EXIT_USAGE, None, f"unknown profile {s.profile!r}; choose one of {', '.join(runner.PROFILES)}",
-                      "bad setup")
+        return finish(
+            EXIT_USAGE, None, f"unknown profile {s.profile!r}; choose one of {', '.join(runner.PROFILES)}", "bad setup"
+        )
     if not s.build_dir.is_dir():
-        return finish(EXIT_USAGE, None, f"build directory {s.build_dir} does not exist on {record['host']}: build first",
-                      "bad setup")
+        return finish(
+            EXIT_USAGE,
+            None,
+            f"build directory {s.build_dir} does not exist on {record['host']}: build first",
+            "bad setup",
+        )
     exes = runner.find_executables(s.build_dir, s.only)
     if not exes:
-        return finish(EXIT_USAGE, None, f"no triaudit executables under {s.build_dir}" +
-                      (f" matching {s.only}" if s.only else ""), "bad setup")
+        return finish(
+            EXIT_USAGE,
+            None,
+            f"no triaudit executables under {s.build_dir}" + (f" matching {s.only}" if s.only else ""),
+            "bad setup",
+        )
     try:
         listed, why_none = list_gpus(nvidia_smi)
         chosen, hidden = visible(listed, env.get("CUDA_VISIBLE_DEVICES"))
@@ -343,26 +398,48 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
         runner._tidy_incoming(s.results)
         why = hidden or why_none
         if rc == EXIT_NO_DEVICE:
-            return finish(EXIT_NO_DEVICE, None, f"{said}; {why}: nothing measured on {record['node']}",
-                          "no CUDA device", reason=said)
+            return finish(
+                EXIT_NO_DEVICE,
+                None,
+                f"{said}; {why}: nothing measured on {record['node']}",
+                "no CUDA device",
+                reason=said,
+            )
         if hidden:
-            return finish(EXIT_NO_DEVICE, None, f"{why}: nothing measured on {record['node']}", "no CUDA device",
-                          reason=why)
-        return finish(EXIT_FAILED, None, f"{why}, yet {name} found a CUDA device (exit {rc}): whole-node mode needs "
-                      "nvidia-smi to name each GPU; `triaudit run` without --all-gpus measures one", "failed")
+            return finish(
+                EXIT_NO_DEVICE, None, f"{why}: nothing measured on {record['node']}", "no CUDA device", reason=why
+            )
+        return finish(
+            EXIT_FAILED,
+            None,
+            f"{why}, yet {name} found a CUDA device (exit {rc}): whole-node mode needs "
+            "nvidia-smi to name each GPU; `triaudit run` without --all-gpus measures one",
+            "failed",
+        )
 
     per_gpu = [(n, e, _args_for(n, s.profile, s.extra_args, True)) for n, e in exes.items() if n not in NODE_LEVEL]
     node_level = [(n, e, _args_for(n, s.profile, s.extra_args, False)) for n, e in exes.items() if n in NODE_LEVEL]
-    manifest = {"profile": s.profile, "started_utc": started, "host": record["host"], "node": record["node"],
-                "git_commit": runner.git_commit(Path(__file__).resolve().parents[2]), "complete": False,
-                "mode": "all-gpus", "siblings_loaded": len(chosen) > 1, "slurm": record["slurm"],
-                "cuda_visible_devices_inherited": env.get("CUDA_VISIBLE_DEVICES"),
-                "gpus": [dict(asdict(g), executables=[]) for g in chosen], "node_level": {"executables": []},
-                "executables": []}
+    manifest = {
+        "profile": s.profile,
+        "started_utc": started,
+        "host": record["host"],
+        "node": record["node"],
+        "git_commit": runner.git_commit(Path(__file__).resolve().parents[2]),
+        "complete": False,
+        "mode": "all-gpus",
+        "siblings_loaded": len(chosen) > 1,
+        "slurm": record["slurm"],
+        "cuda_visible_devices_inherited": env.get("CUDA_VISIBLE_DEVICES"),
+        "gpus": [dict(asdict(g), executables=[]) for g in chosen],
+        "node_level": {"executables": []},
+        "executables": [],
+    }
     if s.budget_s is not None:
         manifest["budget_s"] = s.budget_s
-    log(f"{record['node']}: {len(chosen)} GPU(s) at once: " +
-        ", ".join(f"{g.index} {g.name} {g.pci_bus_id}" for g in chosen))
+    log(
+        f"{record['node']}: {len(chosen)} GPU(s) at once: "
+        + ", ".join(f"{g.index} {g.name} {g.pci_bus_id}" for g in chosen)
+    )
     began = time.monotonic()
     chains = _Chains(staging, None if s.budget_s is None else began + s.budget_s, s.timeout_s, log)
     interrupted = False
@@ -399,30 +476,40 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     all_runs = [e for rec in manifest["gpus"] for e in rec["executables"]] + manifest["node_level"]["executables"]
     manifest["executables"] = all_runs  # flat, as `triaudit run` writes it
     manifest["finished_utc"] = utc_stamp()
-    for rec, names in [(g, [n for n, _, _ in per_gpu]) for g in manifest["gpus"]] + \
-            [(manifest["node_level"], [n for n, _, _ in node_level])]:
+    for rec, names in [(g, [n for n, _, _ in per_gpu]) for g in manifest["gpus"]] + [
+        (manifest["node_level"], [n for n, _, _ in node_level])
+    ]:
         ran = {e["executable"] for e in rec["executables"]}
         if [n for n in names if n not in ran]:
             rec["not_started"] = [n for n in names if n not in ran]
-    not_started = [f"{n} (gpu{rec['index']})" for rec in manifest["gpus"] for n in rec.get("not_started", [])] + \
-        manifest["node_level"].get("not_started", [])
+    not_started = [
+        f"{n} (gpu{rec['index']})" for rec in manifest["gpus"] for n in rec.get("not_started", [])
+    ] + manifest["node_level"].get("not_started", [])
     if not_started:
         manifest["not_started"] = not_started
     manifest["complete"] = not interrupted and not not_started
 
     card = _card_of(staging)
     if not card:
-        logs = "".join((staging / e["log"]).read_text(errors="replace") for e in all_runs if (staging / e["log"]).exists())
+        logs = "".join(
+            (staging / e["log"]).read_text(errors="replace") for e in all_runs if (staging / e["log"]).exists()
+        )
         shutil.rmtree(staging, ignore_errors=True)
         runner._tidy_incoming(s.results)
         if interrupted:
-            return finish(EXIT_INTERRUPTED, None, "interrupted before anything was measured: nothing written",
-                          "interrupted")
+            return finish(
+                EXIT_INTERRUPTED, None, "interrupted before anything was measured: nothing written", "interrupted"
+            )
         codes = [e["exit_code"] for e in all_runs]
         if codes and all(c == EXIT_NO_DEVICE for c in codes):
             reason = _no_device_reason(logs)
-            return finish(EXIT_NO_DEVICE, None, f"{reason}: nvidia-smi lists {len(chosen)} GPU(s) but CUDA uses none; "
-                          "nothing written", "no CUDA device", reason=reason)
+            return finish(
+                EXIT_NO_DEVICE,
+                None,
+                f"{reason}: nvidia-smi lists {len(chosen)} GPU(s) but CUDA uses none; nothing written",
+                "no CUDA device",
+                reason=reason,
+            )
         return finish(EXIT_FAILED, None, f"no executable reported a device; exit codes {codes}", "failed")
 
     manifest["card"] = card
@@ -432,15 +519,25 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     os.rename(staging, final)
     runner._tidy_incoming(s.results)
 
-    tagged = [(f"gpu{rec['index']}", e) for rec in manifest["gpus"] for e in rec["executables"]] + \
-        [("node", e) for e in manifest["node_level"]["executables"]]
+    tagged = [(f"gpu{rec['index']}", e) for rec in manifest["gpus"] for e in rec["executables"]] + [
+        ("node", e) for e in manifest["node_level"]["executables"]
+    ]
     failed = [f"{e['executable']} ({tag}) exit {e['exit_code']}" for tag, e in tagged if e["exit_code"] != EXIT_OK]
-    wrong = [f"{e['executable']} gpu{rec['index']}: {e['uuid_check']}" for rec in manifest["gpus"]
-             for e in rec["executables"] if e["uuid_check"].startswith("MISMATCH")]
+    wrong = [
+        f"{e['executable']} gpu{rec['index']}: {e['uuid_check']}"
+        for rec in manifest["gpus"]
+        for e in rec["executables"]
+        if e["uuid_check"].startswith("MISMATCH")
+    ]
     gpus_note = {"gpus_measured": [rec["index"] for rec in manifest["gpus"] if rec["executables"]]}
     if interrupted:
-        return finish(EXIT_INTERRUPTED, final, f"interrupted; partial run kept in {final} (marked incomplete)",
-                      "interrupted", **gpus_note)
+        return finish(
+            EXIT_INTERRUPTED,
+            final,
+            f"interrupted; partial run kept in {final} (marked incomplete)",
+            "interrupted",
+            **gpus_note,
+        )
     problems = failed + wrong + ([f"not started: {', '.join(not_started)}"] if not_started else [])
     if problems:
         return finish(EXIT_FAILED, final, f"run written to {final}; " + "; ".join(problems), "failed", **gpus_note)
@@ -450,8 +547,10 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m triaudit.fleet_run`: what the Slurm job runs on every node."""
     import argparse
-    p = argparse.ArgumentParser(prog="triaudit-fleet-run", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    p = argparse.ArgumentParser(
+        prog="triaudit-fleet-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
     p.add_argument("--results", type=Path, default=Path("results"))
     p.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES))
@@ -476,8 +575,17 @@ def run_from_args(a) -> int:
     def log(msg: str) -> None:
         with lock:
             print(msg, flush=True)
-    s = Setup(a.build_dir, a.results, a.profile, [x for x in a.only.split(",") if x] or None, list(a.extra or []),
-              gpus, a.timeout_s, a.budget_s)
+
+    s = Setup(
+        a.build_dir,
+        a.results,
+        a.profile,
+        [x for x in a.only.split(",") if x] or None,
+        list(a.extra or []),
+        gpus,
+        a.timeout_s,
+        a.budget_s,
+    )
     out = run_all_gpus(s, log)
     print(out.message, flush=True)
     return out.exit_code

@@ -6,6 +6,7 @@ Slurm job is on record even when it measured nothing: "no CUDA device" (exit 77)
 .status, not .json: `report` and `outliers` read every *.json under a folder as a result file.
 Standard library only (it runs on bare GPU nodes).
 """
+
 from __future__ import annotations
 
 import json

@@ -9,6 +9,7 @@ Exit-code policy (doctor's): a problem is exit 1: NVLink links down on some GPUs
 SHM, the network or PCIe between GPUs where NVLink would serve. Warnings (no NVLink at all,
 pairs without NVLink by design, sockets between nodes) leave the exit code alone.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,10 +21,12 @@ from pathlib import Path
 from . import nccl_log as N
 from . import topology as T
 
-FIXES = ("usual fixes: `NCCL_P2P_LEVEL=NVL` (P2P over NVLink), and unset NCCL_P2P_DISABLE / NCCL_SHM_DISABLE "
-         "if set; PCIe ACS or the IOMMU routing P2P through the root complex (disable ACS on the PCIe switch ports, "
-         "boot with iommu=pt); inside a VM or container make sure NVLink is visible there (`nvidia-smi nvlink -s`, "
-         "NCCL_TOPO_FILE); on NVSwitch systems nvidia-fabricmanager must be running")
+FIXES = (
+    "usual fixes: `NCCL_P2P_LEVEL=NVL` (P2P over NVLink), and unset NCCL_P2P_DISABLE / NCCL_SHM_DISABLE "
+    "if set; PCIe ACS or the IOMMU routing P2P through the root complex (disable ACS on the PCIe switch ports, "
+    "boot with iommu=pt); inside a VM or container make sure NVLink is visible there (`nvidia-smi nvlink -s`, "
+    "NCCL_TOPO_FILE); on NVSwitch systems nvidia-fabricmanager must be running"
+)
 NVLINK_GRAPH_TYPES = {"NVL", "NVB"}
 
 
@@ -57,6 +60,7 @@ def load_nccl_log(path: Path) -> N.NcclLog:
 
 # --- which GPU a rank is -------------------------------------------------------------------------
 
+
 def gpu_of(log: N.NcclLog, rank: int, dev: str | None, bus_to_gpu: dict[str, int]) -> tuple[int | None, str]:
     """The nvidia-smi index of a connection endpoint and how it was found. NCCL 2.19+ prints the
     NVML index (= nvidia-smi's), older releases the PCI bus id."""
@@ -88,11 +92,16 @@ def _same_node(log: N.NcclLog, a: int, b: int) -> bool | None:
 
 # --- the judgement -------------------------------------------------------------------------------
 
+
 def judge_nccl(log: N.NcclLog, topo: T.Topology | None = None, bus_to_gpu: dict[str, int] | None = None) -> T.Findings:
     f = T.Findings()
     bus_to_gpu = bus_to_gpu or {}
-    f.rows["source"] = (f"{log.source}" + (f", NCCL {log.version}" if log.version else "")
-                        + (f", {log.nranks} rank(s)" if log.nranks else "") + (f", {log.nnodes} node(s)" if log.nnodes else ""))
+    f.rows["source"] = (
+        f"{log.source}"
+        + (f", NCCL {log.version}" if log.version else "")
+        + (f", {log.nranks} rank(s)" if log.nranks else "")
+        + (f", {log.nnodes} node(s)" if log.nnodes else "")
+    )
     link_matrix = topo is not None and topo.kind == "m"
     nv = (lambda a, b: T.nvlink_count(topo.link(a, b))) if link_matrix else (lambda a, b: None)
     machine_nvlink = link_matrix and any(nv(a, b) for a, b in topo.gpu_pairs())
@@ -148,11 +157,17 @@ def judge_nccl(log: N.NcclLog, topo: T.Topology | None = None, bus_to_gpu: dict[
         if isinstance(v, list):
             f.rows[k] = "; ".join(v)
     for (s, d, direction), vias in sorted(remote.items(), key=lambda kv: str(kv[0])):
-        name = f"CollNet rank {d} [{direction}]" if s == "CollNet" else f"rank {s} -> rank {d}" + (f" [{direction}]" if direction else "") + " (other node)"
+        name = (
+            f"CollNet rank {d} [{direction}]"
+            if s == "CollNet"
+            else f"rank {s} -> rank {d}" + (f" [{direction}]" if direction else "") + " (other node)"
+        )
         f.rows[name] = "; ".join(f"{via}, channel(s) {N.ranges(ch)}" for via, ch in sorted(vias.items()))
     if hows - {"NVML index", "PCI bus id"}:
-        f.notes.append("GPUs named by " + " / ".join(sorted(hows - {"NVML index", "PCI bus id"})) + ": set "
-                       "CUDA_DEVICE_ORDER=PCI_BUS_ID, or give a log of NCCL 2.19+ (it names NVML indices)")
+        f.notes.append(
+            "GPUs named by " + " / ".join(sorted(hows - {"NVML index", "PCI bus id"})) + ": set "
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID, or give a log of NCCL 2.19+ (it names NVML indices)"
+        )
 
     _channel_summary(log, f)
     _judge_paths(log, topo, f, intra, nv, machine_nvlink, ring_possible, link_matrix)
@@ -165,16 +180,36 @@ def _channel_summary(log: N.NcclLog, f: T.Findings) -> None:
     if s.get("collnet") == s.get("coll") and not any(c.transport == "COLLNET" for c in log.connections):
         s.pop("collnet", None)  # several releases print the coll count in the collnet place
     if s:
-        f.rows["channels"] = ", ".join(f"{v} {dict(coll='coll', collnet='CollNet', nvls='NVLS')[k]}" for k, v in s.items())
+        f.rows["channels"] = ", ".join(
+            f"{v} {dict(coll='coll', collnet='CollNet', nvls='NVLS')[k]}" for k, v in s.items()
+        )
     if log.nvls_support:
         avail = sorted(d for d, ok in log.nvls_support.items() if ok)
-        f.rows["NVLS"] = ((f"multicast available on dev {N.ranges(avail)}" if avail else "multicast not available")
-                          + (f"; {s['nvls']} NVLS channel(s) set up (NVLink SHARP: reductions in the NVSwitch)" if s.get("nvls") else
-                             "; no NVLS channel set up" if "nvls" in s else ""))
+        f.rows["NVLS"] = (f"multicast available on dev {N.ranges(avail)}" if avail else "multicast not available") + (
+            f"; {s['nvls']} NVLS channel(s) set up (NVLink SHARP: reductions in the NVSwitch)"
+            if s.get("nvls")
+            else "; no NVLS channel set up"
+            if "nvls" in s
+            else ""
+        )
     if log.graphs:
-        names = {1: "balanced tree", 2: "split tree", 3: "tree", 4: "ring", 5: "NVLS", 6: "CollNet direct", 7: "NVLS tree"}
-        f.rows["graph search"] = "; ".join(sorted({f"{names.get(p, f'pattern {p}')}: {n} channel(s), intra-node {i}, inter-node {o}"
-                                                   for p, n, i, o in log.graphs}))
+        names = {
+            1: "balanced tree",
+            2: "split tree",
+            3: "tree",
+            4: "ring",
+            5: "NVLS",
+            6: "CollNet direct",
+            7: "NVLS tree",
+        }
+        f.rows["graph search"] = "; ".join(
+            sorted(
+                {
+                    f"{names.get(p, f'pattern {p}')}: {n} channel(s), intra-node {i}, inter-node {o}"
+                    for p, n, i, o in log.graphs
+                }
+            )
+        )
     if log.env:
         f.rows["environment"] = ", ".join(f"{k}={v}" for k, v in sorted(log.env.items()))
     for w in log.warns[:3]:
@@ -184,19 +219,27 @@ def _channel_summary(log: N.NcclLog, f: T.Findings) -> None:
 def _judge_paths(log, topo, f, intra, nv, machine_nvlink, ring_possible, link_matrix) -> None:
     if not intra:
         if not log.connections:
-            f.warnings.append("the log shows no connection line: one rank only, or the log ended before NCCL connected "
-                              "(NCCL 2.22+ connects at the first collective)")
+            f.warnings.append(
+                "the log shows no connection line: one rank only, or the log ended before NCCL connected "
+                "(NCCL 2.22+ connects at the first collective)"
+            )
         return
-    LINKED, RING, ONE_NODE = ("though NVLink connects them", "though a ring over NVLink alone exists on this machine",
-                              "between GPUs of one node: P2P and SHM are off or failed")
+    LINKED, RING, ONE_NODE = (
+        "though NVLink connects them",
+        "though a ring over NVLink alone exists on this machine",
+        "between GPUs of one node: P2P and SHM are off or failed",
+    )
     bad: dict[tuple[str, str], set] = defaultdict(set)
     unavoidable: set[str] = set()
     shm_without_nvlink = set()
     unknown = set()
     for c, a, b in intra:
         # Each direction prints its own line; a pair is named once, lower index first.
-        pair = (f"GPU{min(a, b)}-GPU{max(a, b)}" if a is not None and b is not None
-                else f"rank {min(c.src_rank, c.dst_rank)}-rank {max(c.src_rank, c.dst_rank)}")
+        pair = (
+            f"GPU{min(a, b)}-GPU{max(a, b)}"
+            if a is not None and b is not None
+            else f"rank {min(c.src_rank, c.dst_rank)}-rank {max(c.src_rank, c.dst_rank)}"
+        )
         if link_matrix and (a is None or b is None or topo.link(a, b) is None):
             unknown.add(pair)  # not judged: the matrix does not name both GPUs
             continue
@@ -225,53 +268,91 @@ def _judge_paths(log, topo, f, intra, nv, machine_nvlink, ring_possible, link_ma
     if unknown:
         f.notes.append(f"{T._list(sorted(unknown))}: not both in {topo.source}, not judged (a log of another machine?)")
     if unavoidable:
-        f.notes.append(f"{T._list(sorted(unavoidable))}: no NVLink between these GPUs and no ring over NVLink alone "
-                       "exists on this machine, so NCCL's ring crosses PCIe there")
+        f.notes.append(
+            f"{T._list(sorted(unavoidable))}: no NVLink between these GPUs and no ring over NVLink alone "
+            "exists on this machine, so NCCL's ring crosses PCIe there"
+        )
     if shm_without_nvlink:
-        f.warnings.append(f"NCCL moves data through host memory (SHM) between {T._list(sorted(shm_without_nvlink))}: "
-                          "P2P over PCIe is unavailable or off (GeForce cards from Ada on have none; ACS/IOMMU "
-                          "can block it; NCCL_P2P_DISABLE)")
+        f.warnings.append(
+            f"NCCL moves data through host memory (SHM) between {T._list(sorted(shm_without_nvlink))}: "
+            "P2P over PCIe is unavailable or off (GeForce cards from Ada on have none; ACS/IOMMU "
+            "can block it; NCCL_P2P_DISABLE)"
+        )
     p2p_nvlink = [1 for c, a, b in intra if c.transport == "P2P" and a is not None and b is not None and nv(a, b)]
     if p2p_nvlink and not bad:
         f.notes.append("P2P runs over NVLink")
     rings = [(i, o) for p, n, i, o in log.graphs if p == 4]
-    if machine_nvlink and rings and len({a for _, a, _ in intra} | {b for _, _, b in intra}) > 1 \
-            and not any(i in NVLINK_GRAPH_TYPES for i, _ in rings):
-        f.problems.append(f"NCCL's topology search settled on {'/'.join(sorted({i for i, _ in rings}))} paths inside the "
-                          f"node although {topo.source} shows NVLink: NCCL does not see NVLink" + ("" if bad else f"; {FIXES}"))
+    if (
+        machine_nvlink
+        and rings
+        and len({a for _, a, _ in intra} | {b for _, _, b in intra}) > 1
+        and not any(i in NVLINK_GRAPH_TYPES for i, _ in rings)
+    ):
+        f.problems.append(
+            f"NCCL's topology search settled on {'/'.join(sorted({i for i, _ in rings}))} paths inside the "
+            f"node although {topo.source} shows NVLink: NCCL does not see NVLink" + ("" if bad else f"; {FIXES}")
+        )
     if not link_matrix:
         kinds = sorted({c.kind for c, _, _ in intra if c.transport == "P2P"})
         if kinds:
             graph_nv = any(i in NVLINK_GRAPH_TYPES for _, _, i, _ in log.graphs)
-            f.notes.append(f"{', '.join(kinds)} used between GPUs; " + (
-                "NCCL's graph search reports NVLink paths (type NVL)" if graph_nv else
-                "without the link matrix (nvidia-smi topo -m, or --topo-file) it cannot be told whether P2P runs over NVLink"))
+            f.notes.append(
+                f"{', '.join(kinds)} used between GPUs; "
+                + (
+                    "NCCL's graph search reports NVLink paths (type NVL)"
+                    if graph_nv
+                    else "without the link matrix (nvidia-smi topo -m, or --topo-file) it cannot be told whether P2P runs over NVLink"
+                )
+            )
 
 
 def _judge_network(log, f, remote) -> None:
     nets = {via.split("/")[1] for vias in remote.values() for via in vias if via.startswith("NET/")}
     if "Socket" in nets:
-        f.warnings.append("between nodes NCCL uses TCP sockets (NET/Socket): expect a fraction of an InfiniBand/RoCE "
-                          "link" + ("; NET/IB found no device (no RDMA NIC visible, or its libraries/plugin missing here)"
-                                    if log.no_ib_device else ""))
+        f.warnings.append(
+            "between nodes NCCL uses TCP sockets (NET/Socket): expect a fraction of an InfiniBand/RoCE "
+            "link"
+            + (
+                "; NET/IB found no device (no RDMA NIC visible, or its libraries/plugin missing here)"
+                if log.no_ib_device
+                else ""
+            )
+        )
     ib = [via for vias in remote.values() for via in vias if via.startswith("NET/IB")]
     if ib and not any("GDRDMA" in v for v in ib):
-        f.warnings.append("NET/IB connections without /GDRDMA: GPUDirect RDMA is not used, so network traffic bounces "
-                          "through host memory (nvidia-peermem / dmabuf support, NCCL_NET_GDR_LEVEL)")
+        f.warnings.append(
+            "NET/IB connections without /GDRDMA: GPUDirect RDMA is not used, so network traffic bounces "
+            "through host memory (nvidia-peermem / dmabuf support, NCCL_NET_GDR_LEVEL)"
+        )
     if any(k[0] == "CollNet" for k in remote):
         f.notes.append("CollNet (in-network reduction, e.g. SHARP) is in use")
 
 
 # --- the live run --------------------------------------------------------------------------------
 
+
 def find_allreduce(build_dir: Path) -> tuple[list[str] | None, str]:
     """The command of one small allreduce over every visible GPU: the built triaudit_allreduce,
     else nccl-tests' all_reduce_perf from PATH."""
-    hits = sorted(p for p in Path(build_dir).rglob("triaudit_allreduce") if p.is_file()) if Path(build_dir).is_dir() else []
+    hits = (
+        sorted(p for p in Path(build_dir).rglob("triaudit_allreduce") if p.is_file())
+        if Path(build_dir).is_dir()
+        else []
+    )
     if hits:
-        return [str(hits[0]), "--types=fp32", "--modes=out_of_place", "--algos=auto", "--record-choice=off",
-                "--min-bytes=1MiB", "--max-bytes=1MiB", "--min-time=0.01", "--warmup-s=0", "--benchmark_repetitions=1",
-                "--benchmark_filter=^allreduce/out_of_place/fp32/algo:auto/bytes:1048576/"], str(hits[0])
+        return [
+            str(hits[0]),
+            "--types=fp32",
+            "--modes=out_of_place",
+            "--algos=auto",
+            "--record-choice=off",
+            "--min-bytes=1MiB",
+            "--max-bytes=1MiB",
+            "--min-time=0.01",
+            "--warmup-s=0",
+            "--benchmark_repetitions=1",
+            "--benchmark_filter=^allreduce/out_of_place/fp32/algo:auto/bytes:1048576/",
+        ], str(hits[0])
     perf = shutil.which("all_reduce_perf")
     if perf:
         return [perf, "-b", "1M", "-e", "1M", "-n", "5", "-w", "2"], perf
@@ -282,8 +363,10 @@ def run_allreduce(build_dir: Path, gpus: int, timeout: int = 180) -> tuple[str |
     """(NCCL log text, what ran) or (None, why not)."""
     cmd, what = find_allreduce(build_dir)
     if cmd is None:
-        return None, (f"no triaudit_allreduce under {build_dir} and no all_reduce_perf on PATH: NCCL's path not checked "
-                      "(build with NCCL, or give a saved log: --nccl-log F)")
+        return None, (
+            f"no triaudit_allreduce under {build_dir} and no all_reduce_perf on PATH: NCCL's path not checked "
+            "(build with NCCL, or give a saved log: --nccl-log F)"
+        )
     if cmd[0].endswith("all_reduce_perf"):
         cmd += ["-g", str(gpus)]
     env = dict(os.environ, NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT,GRAPH,ENV")
@@ -300,6 +383,7 @@ def run_allreduce(build_dir: Path, gpus: int, timeout: int = 180) -> tuple[str |
 
 
 # --- what doctor calls ---------------------------------------------------------------------------
+
 
 def _smi(args: list[str], timeout: int = 60) -> tuple[int, str]:
     try:
@@ -318,9 +402,16 @@ def _section(f: T.Findings) -> dict:
     return rows
 
 
-def check(build_dir: Path, topo_file: Path | None = None, nccl_log_file: Path | None = None, live: bool = True,
-          smi_gpus: list[dict] | None = None, nvlink_text: str | None = None, run_nccl: bool = True,
-          visible_gpus: int | None = None) -> T.Findings:
+def check(
+    build_dir: Path,
+    topo_file: Path | None = None,
+    nccl_log_file: Path | None = None,
+    live: bool = True,
+    smi_gpus: list[dict] | None = None,
+    nvlink_text: str | None = None,
+    run_nccl: bool = True,
+    visible_gpus: int | None = None,
+) -> T.Findings:
     """Everything interconnect-related for doctor. Raises InputError for an unusable file.
     Returns Findings whose rows are doctor sections (section name -> rows)."""
     out = T.Findings()
@@ -364,13 +455,18 @@ def check(build_dir: Path, topo_file: Path | None = None, nccl_log_file: Path | 
                 log = N.parse_nccl_log(text, how)
                 if not log.info_lines:
                     tail = " | ".join(text.strip().splitlines()[-3:])[:300]
-                    out.warnings.append(f"the allreduce run printed no NCCL INFO line, NCCL's path not checked: {how}: {tail}")
+                    out.warnings.append(
+                        f"the allreduce run printed no NCCL INFO line, NCCL's path not checked: {how}: {tail}"
+                    )
                     log = None
         elif n == 1:
             out.rows["nccl path"] = {"not checked": "one GPU visible: no GPU-to-GPU path"}
     if log is not None:
-        bus = {N.normal_bus_id(g.get("pci.bus_id", "")): int(g["index"]) for g in smi_gpus
-               if str(g.get("index", "")).isdigit() and g.get("pci.bus_id")}
+        bus = {
+            N.normal_bus_id(g.get("pci.bus_id", "")): int(g["index"])
+            for g in smi_gpus
+            if str(g.get("index", "")).isdigit() and g.get("pci.bus_id")
+        }
         f = judge_nccl(log, topo, bus)
         out.rows["nccl path"] = _section(f)
         out.problems += f.problems

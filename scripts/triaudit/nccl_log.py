@@ -20,22 +20,35 @@ Standard library only (doctor imports it). The line shapes follow NCCL's own for
 
 Lines may carry any prefix (`host:pid:tid [dev] NCCL INFO`, a launcher's `[rank0]:`, timestamps).
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
-_PREFIX = re.compile(r"(?:^|\s)(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] )?NCCL (?P<level>INFO|WARN|TRACE) (?P<msg>.*)$")
-_CHANNEL = re.compile(r"^(?:Channel|Ring) (?P<ch>\d+)(?:/(?P<conn>\d+))? : (?P<src>\d+)(?:\[(?P<sdev>[0-9a-fA-F]+)\])? -> "
-                      r"(?P<dst>\d+)(?:\[(?P<ddev>[0-9a-fA-F]+)\])?(?: \[(?P<dir>send|receive)\])? via (?P<via>\S.*?)\s*$")
-_COLLNET = re.compile(r"^(?:CollNet|Coll) (?P<ch>\d+)(?:/(?P<conn>\d+))? : (?P<rank>\d+) \[(?P<dir>send|receive)\] via (?P<via>COLLNET/\S.*?)\s*$")
-_COMM = re.compile(r"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<cuda>\d+)"
-                   r"(?: nvmlDev (?P<nvml>\d+))? busId (?P<bus>[0-9a-fA-F]+)")
+_PREFIX = re.compile(
+    r"(?:^|\s)(?:(?P<host>[^\s:\[\]]+):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] )?NCCL (?P<level>INFO|WARN|TRACE) (?P<msg>.*)$"
+)
+_CHANNEL = re.compile(
+    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/(?P<conn>\d+))? : (?P<src>\d+)(?:\[(?P<sdev>[0-9a-fA-F]+)\])? -> "
+    r"(?P<dst>\d+)(?:\[(?P<ddev>[0-9a-fA-F]+)\])?(?: \[(?P<dir>send|receive)\])? via (?P<via>\S.*?)\s*$"
+)
+_COLLNET = re.compile(
+    r"^(?:CollNet|Coll) (?P<ch>\d+)(?:/(?P<conn>\d+))? : (?P<rank>\d+) \[(?P<dir>send|receive)\] via (?P<via>COLLNET/\S.*?)\s*$"
+)
+_COMM = re.compile(
+    r"comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+) cudaDev (?P<cuda>\d+)"
+    r"(?: nvmlDev (?P<nvml>\d+))? busId (?P<bus>[0-9a-fA-F]+)"
+)
 _NNODES = re.compile(r"rank (?P<rank>\d+) nRanks (?P<nranks>\d+) nNodes (?P<nnodes>\d+) localRanks (?P<local>\d+)")
 _NVLS = re.compile(r"NVLS multicast support is (?P<not>not )?available on dev (?P<dev>\d+)")
-_SUMMARY = re.compile(r"(?P<coll>\d+) coll channels(?:, (?P<collnet>\d+) collnet channels)?(?:, (?P<nvls>\d+) nvls channels)?")
-_GRAPH = re.compile(r"Pattern (?P<pattern>\d+), crossNic \d+, nChannels (?P<n>\d+), (?:bw|speed) [\d.]+/[\d.]+, "
-                    r"type (?P<intra>[A-Z0-9]+)/(?P<inter>[A-Z0-9]+)")
+_SUMMARY = re.compile(
+    r"(?P<coll>\d+) coll channels(?:, (?P<collnet>\d+) collnet channels)?(?:, (?P<nvls>\d+) nvls channels)?"
+)
+_GRAPH = re.compile(
+    r"Pattern (?P<pattern>\d+), crossNic \d+, nChannels (?P<n>\d+), (?:bw|speed) [\d.]+/[\d.]+, "
+    r"type (?P<intra>[A-Z0-9]+)/(?P<inter>[A-Z0-9]+)"
+)
 _ENV = re.compile(r"^(?P<name>NCCL_\w+) set by environment to (?P<value>.*?)\.?\s*$")
 _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)")
 _NET_VIA = re.compile(r"^NET/(?P<name>.+?)/(?P<dev>\d+)(?:\((?P<proxy>\d+)\))?(?P<rest>.*)$")
@@ -50,13 +63,13 @@ class Connection:
     channel: int
     conn_index: int | None
     src_rank: int
-    src_dev: str | None        # the bracketed device as printed (nvmlDev or hex busId; see device_kind)
+    src_dev: str | None  # the bracketed device as printed (nvmlDev or hex busId; see device_kind)
     dst_rank: int
     dst_dev: str | None
-    direction: str             # "send", "receive" or "" (P2P/SHM print the sender's side only)
-    transport: str             # "P2P", "SHM", "NET", "COLLNET"
-    kind: str                  # "P2P/direct pointer", "P2P/IPC", "P2P/CUMEM", "P2P/MNNVL", "P2P/indirect", "SHM", "NET/IB", ...
-    via: str                   # everything after "via", as printed
+    direction: str  # "send", "receive" or "" (P2P/SHM print the sender's side only)
+    transport: str  # "P2P", "SHM", "NET", "COLLNET"
+    kind: str  # "P2P/direct pointer", "P2P/IPC", "P2P/CUMEM", "P2P/MNNVL", "P2P/indirect", "SHM", "NET/IB", ...
+    via: str  # everything after "via", as printed
     host: str = ""
     via_rank: int | None = None  # P2P/indirect's intermediate rank
 
@@ -75,17 +88,17 @@ class RankInfo:
 class NcclLog:
     source: str
     version: str | None = None
-    ranks: dict = field(default_factory=dict)           # rank -> RankInfo (last communicator seen wins)
+    ranks: dict = field(default_factory=dict)  # rank -> RankInfo (last communicator seen wins)
     connections: list = field(default_factory=list)
-    nvls_support: dict = field(default_factory=dict)   # dev -> bool
-    summary: dict = field(default_factory=dict)        # coll / collnet / nvls channel counts as printed
-    graphs: list = field(default_factory=list)         # (pattern, nChannels, intra type, inter type)
+    nvls_support: dict = field(default_factory=dict)  # dev -> bool
+    summary: dict = field(default_factory=dict)  # coll / collnet / nvls channel counts as printed
+    graphs: list = field(default_factory=list)  # (pattern, nChannels, intra type, inter type)
     env: dict = field(default_factory=dict)
     nnodes: int | None = None
-    networks: list = field(default_factory=list)       # "Using network IB" -> IB
+    networks: list = field(default_factory=list)  # "Using network IB" -> IB
     no_ib_device: bool = False
     nvls_tree: bool = False
-    warns: list = field(default_factory=list)          # NCCL WARN messages
+    warns: list = field(default_factory=list)  # NCCL WARN messages
     info_lines: int = 0
 
     @property
@@ -132,17 +145,41 @@ def parse_nccl_log(text: str, source: str = "NCCL log") -> NcclLog:
         c = _CHANNEL.match(msg)
         if c:
             transport, kind, via_rank = _kind(c.group("via"))
-            log.connections.append(Connection(
-                int(c.group("ch")), int(c.group("conn")) if c.group("conn") else None, int(c.group("src")),
-                c.group("sdev"), int(c.group("dst")), c.group("ddev"), c.group("dir") or "", transport, kind,
-                c.group("via"), host, via_rank))
+            log.connections.append(
+                Connection(
+                    int(c.group("ch")),
+                    int(c.group("conn")) if c.group("conn") else None,
+                    int(c.group("src")),
+                    c.group("sdev"),
+                    int(c.group("dst")),
+                    c.group("ddev"),
+                    c.group("dir") or "",
+                    transport,
+                    kind,
+                    c.group("via"),
+                    host,
+                    via_rank,
+                )
+            )
             continue
         c = _COLLNET.match(msg)
         if c:
             r = int(c.group("rank"))
-            log.connections.append(Connection(int(c.group("ch")), int(c.group("conn")) if c.group("conn") else None,
-                                              r, None, r, None, c.group("dir"), "COLLNET", _kind(c.group("via"))[1],
-                                              c.group("via"), host))
+            log.connections.append(
+                Connection(
+                    int(c.group("ch")),
+                    int(c.group("conn")) if c.group("conn") else None,
+                    r,
+                    None,
+                    r,
+                    None,
+                    c.group("dir"),
+                    "COLLNET",
+                    _kind(c.group("via"))[1],
+                    c.group("via"),
+                    host,
+                )
+            )
             continue
         c = _COMM.search(msg)
         if c:
@@ -151,7 +188,9 @@ def parse_nccl_log(text: str, source: str = "NCCL log") -> NcclLog:
             prev = log.ranks.get(r)
             if nvml is None and prev is not None and prev.bus_id == bus:
                 nvml = prev.nvml_dev  # "Destroy COMPLETE" lines leave nvmlDev out
-            log.ranks[r] = RankInfo(r, int(c.group("nranks")), int(c.group("cuda")), nvml, bus, host or (prev.host if prev else ""))
+            log.ranks[r] = RankInfo(
+                r, int(c.group("nranks")), int(c.group("cuda")), nvml, bus, host or (prev.host if prev else "")
+            )
             continue
         c = _NNODES.search(msg)
         if c:
@@ -177,7 +216,7 @@ def parse_nccl_log(text: str, source: str = "NCCL log") -> NcclLog:
             log.env[c.group("name")] = c.group("value")
             continue
         if msg.startswith("Using network "):
-            name = msg[len("Using network "):].strip()
+            name = msg[len("Using network ") :].strip()
             if name not in log.networks:
                 log.networks.append(name)
         elif msg.startswith("NET/IB : No device found"):

@@ -10,6 +10,7 @@ every card) from naming its slowest member. A group needs MIN_GPUS GPUs to be ju
 
 Time-like metrics (launch cost, seconds) are judged as 1/time, so "below" always means slower.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,16 @@ MAD_SCALE = 1.4826  # MAD of normal noise x this = its standard deviation
 EXIT_NONE, EXIT_OUTLIERS, EXIT_BAD_INPUT, EXIT_TOO_FEW = 0, 1, 2, 3
 
 # metric -> (scale, unit) for people
-UNITS = {"flops": (1e12, "TFLOP/s"), "ops": (1e12, "TOP/s"), "bytes_per_second": (1e9, "GB/s"),
-         "busbw": (1e9, "GB/s"), "algbw": (1e9, "GB/s"), "hidden_fraction": (0.01, "%"),
-         "per_kernel_s": (1e-6, "µs"), "time_s": (1e-6, "µs")}
+UNITS = {
+    "flops": (1e12, "TFLOP/s"),
+    "ops": (1e12, "TOP/s"),
+    "bytes_per_second": (1e9, "GB/s"),
+    "busbw": (1e9, "GB/s"),
+    "algbw": (1e9, "GB/s"),
+    "hidden_fraction": (0.01, "%"),
+    "per_kernel_s": (1e-6, "µs"),
+    "time_s": (1e-6, "µs"),
+}
 
 
 class OutlierError(ValueError):
@@ -42,14 +50,14 @@ class OutlierError(ValueError):
 
 @dataclass
 class Judgement:
-    per: pd.DataFrame              # one row per (group, GPU, case): value, throughput, group median, deficit, outlier
-    outliers: pd.DataFrame         # the rows of per_gpu that are outliers, worst first
-    groups: pd.DataFrame           # per group: model, driver, GPUs, hosts, cases judged
+    per: pd.DataFrame  # one row per (group, GPU, case): value, throughput, group median, deficit, outlier
+    outliers: pd.DataFrame  # the rows of per_gpu that are outliers, worst first
+    groups: pd.DataFrame  # per group: model, driver, GPUs, hosts, cases judged
     not_judged: list[str] = field(default_factory=list)
     not_measured: list[str] = field(default_factory=list)
-    hosts: list[dict] = field(default_factory=list)   # host status files found beside the results
+    hosts: list[dict] = field(default_factory=list)  # host status files found beside the results
     threshold: float = 0.05
-    judged: int = 0                # (group, case) pairs with enough GPUs
+    judged: int = 0  # (group, case) pairs with enough GPUs
 
 
 def _manifests(files: list[Path]) -> dict[Path, dict]:
@@ -76,8 +84,9 @@ def _identity(path: Path, ctx: dict, manifest: dict) -> dict | None:
             return None
     except ValueError:
         pass
-    from_manifest = next((g for g in manifest.get("gpus", [])
-                          if any(e.get("json") == path.name for e in g.get("executables", []))), {})
+    from_manifest = next(
+        (g for g in manifest.get("gpus", []) if any(e.get("json") == path.name for e in g.get("executables", []))), {}
+    )
     uuid = str(ctx.get("gpu_uuid") or from_manifest.get("uuid") or "")
     if uuid.startswith("unknown"):
         uuid = str(from_manifest.get("uuid", ""))
@@ -85,11 +94,15 @@ def _identity(path: Path, ctx: dict, manifest: dict) -> dict | None:
     if not index.isdigit():  # not recorded, or a placeholder for "not set": the manifest knows
         index = str(from_manifest.get("index", index or "?"))
     host = ctx.get("host") or manifest.get("host") or ctx.get("host_name") or "?"
-    return {"model": str(ctx.get("gpu_name", "unknown card")),
-            "driver": str(ctx.get("driver_version") or "unknown driver"),
-            "host": str(host), "gpu_index": index, "gpu_uuid": uuid or "?",
-            "gpu": uuid or f"{host}:{index}:{path.parent}",
-            "siblings_loaded": str(ctx.get("siblings_loaded", "unknown"))}
+    return {
+        "model": str(ctx.get("gpu_name", "unknown card")),
+        "driver": str(ctx.get("driver_version") or "unknown driver"),
+        "host": str(host),
+        "gpu_index": index,
+        "gpu_uuid": uuid or "?",
+        "gpu": uuid or f"{host}:{index}:{path.parent}",
+        "siblings_loaded": str(ctx.get("siblings_loaded", "unknown")),
+    }
 
 
 def _primary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -131,8 +144,11 @@ def per_gpu_table(df: pd.DataFrame, cases: str = "") -> tuple[pd.DataFrame, list
     if ok.empty:
         return pd.DataFrame(), notes
     keys = ["model", "driver", "gpu", "host", "gpu_index", "gpu_uuid", "case", "metric", "higher_better"]
-    per = ok.groupby(keys, dropna=False).agg(value=("median", "median"), files=("file", "nunique"),
-                                             siblings_loaded=("siblings_loaded", "first")).reset_index()
+    per = (
+        ok.groupby(keys, dropna=False)
+        .agg(value=("median", "median"), files=("file", "nunique"), siblings_loaded=("siblings_loaded", "first"))
+        .reset_index()
+    )
     return per, notes
 
 
@@ -146,12 +162,18 @@ def judge(per: pd.DataFrame, threshold: float = 0.05, min_gpus: int = MIN_GPUS, 
     grp = per.groupby(["model", "driver", "case"])["throughput"]
     per["gpus"] = grp.transform("count")
     per["group_median"] = grp.transform("median")
-    per["mad"] = (per["throughput"] - per["group_median"]).abs().groupby([per["model"], per["driver"], per["case"]]).transform("median")
+    per["mad"] = (
+        (per["throughput"] - per["group_median"])
+        .abs()
+        .groupby([per["model"], per["driver"], per["case"]])
+        .transform("median")
+    )
     per["robust_sigma"] = MAD_SCALE * per["mad"]
     per["deficit"] = 1.0 - per["throughput"] / per["group_median"]
     judged = per["gpus"] >= min_gpus
-    per["outlier"] = judged & (per["deficit"] > threshold) & \
-        (per["group_median"] - per["throughput"] > k * per["robust_sigma"])
+    per["outlier"] = (
+        judged & (per["deficit"] > threshold) & (per["group_median"] - per["throughput"] > k * per["robust_sigma"])
+    )
     n_judged = per.loc[judged, ["model", "driver", "case"]].drop_duplicates().shape[0]
     return per.drop(columns="mad"), n_judged
 
@@ -188,19 +210,26 @@ def find_outliers(paths: list[Path], threshold: float = 0.05, cases: str = "", m
     groups, not_judged = pd.DataFrame(), []
     if not per.empty:
         per["group_median_value"] = per.apply(_value_in_median_units, axis=1)
-        groups = per.groupby(["model", "driver"]).agg(gpus=("gpu", "nunique"), hosts=("host", "nunique"),
-                                                     cases=("case", "nunique")).reset_index()
+        groups = (
+            per.groupby(["model", "driver"])
+            .agg(gpus=("gpu", "nunique"), hosts=("host", "nunique"), cases=("case", "nunique"))
+            .reset_index()
+        )
         judged_cases = per[per["gpus"] >= min_gpus].groupby(["model", "driver"])["case"].nunique()
         groups["cases_judged"] = [int(judged_cases.get((m, d), 0)) for m, d in zip(groups["model"], groups["driver"])]
         for _, g in groups[groups["cases_judged"] < groups["cases"]].iterrows():
             few = per[(per["model"] == g["model"]) & (per["driver"] == g["driver"]) & (per["gpus"] < min_gpus)]
-            not_judged.append(f"{g['model']} (driver {g['driver']}): {few['case'].nunique()} case(s) measured on fewer "
-                              f"than {min_gpus} GPUs (at most {int(few['gpus'].max())}), not judged")
+            not_judged.append(
+                f"{g['model']} (driver {g['driver']}): {few['case'].nunique()} case(s) measured on fewer "
+                f"than {min_gpus} GPUs (at most {int(few['gpus'].max())}), not judged"
+            )
         mixed = per.groupby(["model", "driver"])["siblings_loaded"].nunique()
         for (m, d), n in mixed.items():
             if n > 1:
-                not_judged.append(f"{m} (driver {d}): mixes GPUs measured with and without their siblings loaded; "
-                                  "a lone GPU can look faster than one in a full node")
+                not_judged.append(
+                    f"{m} (driver {d}): mixes GPUs measured with and without their siblings loaded; "
+                    "a lone GPU can look faster than one in a full node"
+                )
     out = per[per["outlier"]].sort_values("deficit", ascending=False) if not per.empty else per
     return Judgement(per, out, groups, not_judged, notes, hosts, threshold, n_judged)
 
@@ -215,11 +244,19 @@ def outlier_table(j: Judgement) -> pd.DataFrame:
     o = j.outliers
     if o.empty:
         return pd.DataFrame()
-    t = pd.DataFrame({"host": o["host"], "GPU": o["gpu_index"], "UUID": o["gpu_uuid"], "model": o["model"],
-                      "case": o["case"], "value": [fmt_value(v, m) for v, m in zip(o["value"], o["metric"])],
-                      "group median": [fmt_value(v, m) for v, m in zip(o["group_median_value"], o["metric"])],
-                      "deficit": [f"{d * 100:.1f} %" for d in o["deficit"]],
-                      "GPUs in group": o["gpus"].astype(int)})
+    t = pd.DataFrame(
+        {
+            "host": o["host"],
+            "GPU": o["gpu_index"],
+            "UUID": o["gpu_uuid"],
+            "model": o["model"],
+            "case": o["case"],
+            "value": [fmt_value(v, m) for v, m in zip(o["value"], o["metric"])],
+            "group median": [fmt_value(v, m) for v, m in zip(o["group_median_value"], o["metric"])],
+            "deficit": [f"{d * 100:.1f} %" for d in o["deficit"]],
+            "GPUs in group": o["gpus"].astype(int),
+        }
+    )
     return t.reset_index(drop=True)
 
 
@@ -228,9 +265,11 @@ def host_problems(hosts: list[dict]) -> list[str]:
     out = []
     for h in hosts:
         if h.get("state") != "complete":
-            out.append(f"{h.get('node') or h.get('host', '?')}: {h.get('state', '?')}"
-                       + (f" (exit {h['exit_code']})" if h.get("exit_code") is not None else "")
-                       + (f": {h.get('message')}" if h.get("message") else ""))
+            out.append(
+                f"{h.get('node') or h.get('host', '?')}: {h.get('state', '?')}"
+                + (f" (exit {h['exit_code']})" if h.get("exit_code") is not None else "")
+                + (f": {h.get('message')}" if h.get("message") else "")
+            )
     return out
 
 
@@ -239,24 +278,34 @@ def summary_markdown(j: Judgement) -> str:
     if j.per.empty:
         lines.append("No per-GPU measurements in these results.")
     else:
-        lines.append(f"{j.per['gpu'].nunique()} GPU(s) on {j.per['host'].nunique()} host(s) in {len(j.groups)} group(s) "
-                     f"(model and driver); a GPU is named when its throughput is more than {j.threshold * 100:g} % "
-                     f"below its group's median and more than {MAD_K:g} robust standard deviations "
-                     f"({MAD_SCALE} × MAD) from it; groups need {MIN_GPUS} GPUs.")
+        lines.append(
+            f"{j.per['gpu'].nunique()} GPU(s) on {j.per['host'].nunique()} host(s) in {len(j.groups)} group(s) "
+            f"(model and driver); a GPU is named when its throughput is more than {j.threshold * 100:g} % "
+            f"below its group's median and more than {MAD_K:g} robust standard deviations "
+            f"({MAD_SCALE} × MAD) from it; groups need {MIN_GPUS} GPUs."
+        )
         lines.append("")
         t = outlier_table(j)
         if t.empty:
-            lines.append(f"**No outliers** in {j.judged} judged (group, case) pair(s)." if j.judged else
-                         "**Nothing judged**: too few GPUs per group.")
+            lines.append(
+                f"**No outliers** in {j.judged} judged (group, case) pair(s)."
+                if j.judged
+                else "**Nothing judged**: too few GPUs per group."
+            )
         else:
             lines.append(f"**{len(t)} outlier(s)** on {j.outliers['gpu'].nunique()} GPU(s):")
             lines += ["", "| " + " | ".join(t.columns) + " |", "|" + "---|" * len(t.columns)]
             lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in t.itertuples(index=False)]
         lines += ["", "| model | driver | GPUs | hosts | cases | judged |", "|---|---|---|---|---|---|"]
-        lines += [f"| {g.model} | {g.driver} | {g.gpus} | {g.hosts} | {g.cases} | {g.cases_judged} |"
-                  for g in j.groups.itertuples(index=False)]
-    for title, items in (("Not judged", j.not_judged), ("Not measured", j.not_measured),
-                         ("Hosts without a complete run", host_problems(j.hosts))):
+        lines += [
+            f"| {g.model} | {g.driver} | {g.gpus} | {g.hosts} | {g.cases} | {g.cases_judged} |"
+            for g in j.groups.itertuples(index=False)
+        ]
+    for title, items in (
+        ("Not judged", j.not_judged),
+        ("Not measured", j.not_measured),
+        ("Hosts without a complete run", host_problems(j.hosts)),
+    ):
         if items:
             lines += ["", f"{title}:", ""] + [f"- {x}" for x in items]
     return "\n".join(lines)

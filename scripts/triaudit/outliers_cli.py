@@ -1,5 +1,6 @@
 """The `triaudit outliers` command line (outliers.py does the judging). Kept apart so that
 building the parser imports no third-party package: `triaudit run` runs on bare GPU nodes."""
+
 from __future__ import annotations
 
 import sys
@@ -10,6 +11,7 @@ def cmd_outliers(a) -> int:
     from . import outliers as O
     from .gbench import LoadError
     from .table import expand_paths
+
     try:
         j = O.find_outliers(a.results, a.threshold, a.cases)
     except (O.OutlierError, LoadError) as exc:
@@ -31,11 +33,18 @@ def cmd_outliers(a) -> int:
 
 
 def add_parser(sub) -> None:
-    o = sub.add_parser("outliers", help="name the GPUs of a fleet that are slower than their siblings "
-                                        "(exit 0 none, 1 outliers, 2 bad input, 3 too few GPUs)")
+    o = sub.add_parser(
+        "outliers",
+        help="name the GPUs of a fleet that are slower than their siblings "
+        "(exit 0 none, 1 outliers, 2 bad input, 3 too few GPUs)",
+    )
     o.add_argument("results", type=Path, nargs="+", help="result files or folders (a fleet job's folder)")
-    o.add_argument("--threshold", type=float, default=0.05,
-                   help="how far below the group median counts (0.05 = 5 %%), beside the robust-spread test")
+    o.add_argument(
+        "--threshold",
+        type=float,
+        default=0.05,
+        help="how far below the group median counts (0.05 = 5 %%), beside the robust-spread test",
+    )
     o.add_argument("--cases", default="", help="regular expression selecting cases")
     o.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
     o.set_defaults(func=cmd_outliers)

@@ -11,6 +11,7 @@ Names read (DESIGN.md's contract, issue #15):
   allreduce/scaling/<type>/algo:<a>/gpus:<g>/bytes:<N>               busbw, algbw, gpus (ranks:<r> under MPI)
 Context: p2p_link_<i>_<j> (NV<k>, PIX, ..., SYS), p2p_access_<i>_<j>, allreduce_link.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,15 @@ import pandas as pd
 from . import frames as F
 from .specs import match_card
 
-TEST_ORDER = [("ce", "uni"), ("ce", "bidir"), ("sm_read", "uni"), ("sm_read", "bidir"), ("sm_write", "uni"),
-              ("sm_write", "bidir"), ("staged", "uni")]
+TEST_ORDER = [
+    ("ce", "uni"),
+    ("ce", "bidir"),
+    ("sm_read", "uni"),
+    ("sm_read", "bidir"),
+    ("sm_write", "uni"),
+    ("sm_write", "bidir"),
+    ("staged", "uni"),
+]
 # One colour scale for every run: a log scale from PCIe-through-the-host rates to NVLink 5's per
 # direction, so the same colour means the same GB/s in any two reports.
 HEATMAP_GBPS = (1.0, 1000.0)
@@ -30,11 +38,13 @@ LOW_FRACTION = 0.8
 
 def _plt():
     from .corners import _plt as plt  # here: corners imports this module
+
     return plt()
 
 
 def _new_section(key: str, title: str):
     from .corners import Section
+
     return Section(key, title)
 
 
@@ -53,11 +63,14 @@ def _not_measured(df: pd.DataFrame, corner: str, op=None) -> list[str]:
     s = df[(df["corner"] == corner) & (df["status"] != "ok")]
     if op is not None:
         s = s[s["op"].isin(op) if isinstance(op, (list, set, tuple)) else s["op"] == op]
-    return [f"{card}: {len(g)} case(s) {status}, e.g. `{g['case'].iloc[0]}`: {g['message'].iloc[0]}"
-            for (card, status), g in s.groupby(["card", "status"])]
+    return [
+        f"{card}: {len(g)} case(s) {status}, e.g. `{g['case'].iloc[0]}`: {g['message'].iloc[0]}"
+        for (card, status), g in s.groupby(["card", "status"])
+    ]
 
 
 # --- GPU-to-GPU copies ---------------------------------------------------------------------------
+
 
 def link_of(ctx: dict, i: int, j: int) -> str:
     v = ctx.get(f"p2p_link_{i}_{j}") or ctx.get(f"p2p_link_{j}_{i}")
@@ -101,7 +114,9 @@ def matrix_table(rows: pd.DataFrame, n: int) -> pd.DataFrame:
     idx = list(range(n))
     vals = vals.reindex(index=idx, columns=idx)
     low = low.reindex(index=idx, columns=idx)
-    t = pd.DataFrame(index=[f"GPU{i}" for i in idx] + ["SUM"], columns=[f"GPU{j}" for j in idx] + ["total"], dtype=object)
+    t = pd.DataFrame(
+        index=[f"GPU{i}" for i in idx] + ["SUM"], columns=[f"GPU{j}" for j in idx] + ["total"], dtype=object
+    )
     for i in idx:
         for j in idx:
             v, flag = vals.loc[i, j], low.loc[i, j]
@@ -167,8 +182,15 @@ def heatmap_figure(big: pd.DataFrame, test: str, labels: dict[str, str], context
             if r.src >= n or r.dst >= n or r.src == r.dst:
                 continue
             v = r.median / 1e9
-            ax.text(r.dst, r.src, f"{v:.0f}" if v >= 10 else f"{v:.1f}", ha="center", va="center",
-                    fontsize=7 if n <= 8 else 5, color="white" if v < 100 else "black")
+            ax.text(
+                r.dst,
+                r.src,
+                f"{v:.0f}" if v >= 10 else f"{v:.1f}",
+                ha="center",
+                va="center",
+                fontsize=7 if n <= 8 else 5,
+                color="white" if v < 100 else "black",
+            )
             if r.low:
                 ax.add_patch(Rectangle((r.dst - 0.5, r.src - 0.5), 1, 1, fill=False, edgecolor="red", linewidth=2))
         ax.set_xticks(range(n))
@@ -199,29 +221,66 @@ def p2p_section(df: pd.DataFrame):
             rows_f = big[big["file"] == f]
             n = _gpu_count(ctx, rows_f)
             if any(k.startswith("p2p_link_") for k in ctx):
-                sec.tables.append((f"{label}: links and peer access between the GPUs (from the run's context)", links_table(ctx, n)))
+                sec.tables.append(
+                    (f"{label}: links and peer access between the GPUs (from the run's context)", links_table(ctx, n))
+                )
             for test in tests:
                 rows = rows_f[rows_f["test"] == test]
                 if rows.empty:
                     continue
                 size = int(rows["bytes"].max())
                 what = "per direction, both directions running" if test.endswith("bidir") else "one direction at a time"
-                sec.tables.append((f"{label}: {test} (GB/s {what}, {size / 2**20:g} MiB copies; row = source, column = "
-                                   f"destination; SUM = all pairs, as nvbandwidth's; * = below 80 % of the median of its "
-                                   "link type)", matrix_table(rows, n)))
+                sec.tables.append(
+                    (
+                        f"{label}: {test} (GB/s {what}, {size / 2**20:g} MiB copies; row = source, column = "
+                        f"destination; SUM = all pairs, as nvbandwidth's; * = below 80 % of the median of its "
+                        "link type)",
+                        matrix_table(rows, n),
+                    )
+                )
         low = big[big["low"]]
         if not low.empty:
-            t = pd.DataFrame({"run": low["file"].map(labels), "test": low["test"], "src": low["src"], "dst": low["dst"],
-                              "link": low["link"], "GB/s": (low["median"] / 1e9).round(1),
-                              "median of link type": (low["link_median"] / 1e9).round(1),
-                              "% of median": (100 * low["median"] / low["link_median"]).round(0).astype(int)})
-            sec.tables.append(("Pairs below 80 % of the median of their link type (same run, same test)",
-                               t.set_index(["run", "test", "src", "dst"]).sort_index()))
+            t = pd.DataFrame(
+                {
+                    "run": low["file"].map(labels),
+                    "test": low["test"],
+                    "src": low["src"],
+                    "dst": low["dst"],
+                    "link": low["link"],
+                    "GB/s": (low["median"] / 1e9).round(1),
+                    "median of link type": (low["link_median"] / 1e9).round(1),
+                    "% of median": (100 * low["median"] / low["link_median"]).round(0).astype(int),
+                }
+            )
+            sec.tables.append(
+                (
+                    "Pairs below 80 % of the median of their link type (same run, same test)",
+                    t.set_index(["run", "test", "src", "dst"]).sort_index(),
+                )
+            )
         for test in tests:
             fig = heatmap_figure(big, test, labels, contexts)
             if fig is not None:
-                sec.figures.append((f"p2p_heatmap_{test.replace(' ', '_')}", f"GPU→GPU {test}: heatmap on a fixed colour scale", fig))
-        sec.csv = big[["card", "run", "case", "test", "src", "dst", "link", "bytes", "median", "link_median", "low", "spread_pct", "reps"]]
+                sec.figures.append(
+                    (f"p2p_heatmap_{test.replace(' ', '_')}", f"GPU→GPU {test}: heatmap on a fixed colour scale", fig)
+                )
+        sec.csv = big[
+            [
+                "card",
+                "run",
+                "case",
+                "test",
+                "src",
+                "dst",
+                "link",
+                "bytes",
+                "median",
+                "link_median",
+                "low",
+                "spread_pct",
+                "reps",
+            ]
+        ]
     lat = F.with_int(F.metric(df, "p2p", "seconds_per_op"), "src", "dst", "bytes")
     lat = lat[lat["op"] == "latency"].dropna(subset=["src", "dst", "bytes"]) if not lat.empty else lat
     if not lat.empty:
@@ -229,19 +288,27 @@ def p2p_section(df: pd.DataFrame):
         for f, label in _label_files(small).items():
             for variant, rows in small[small["file"] == f].groupby("variant"):
                 n = _gpu_count(contexts.get(f, {}), rows.astype({"src": "int64", "dst": "int64"}))
-                t = pd.DataFrame("", index=[f"GPU{i}" for i in range(n)], columns=[f"GPU{j}" for j in range(n)], dtype=object)
+                t = pd.DataFrame(
+                    "", index=[f"GPU{i}" for i in range(n)], columns=[f"GPU{j}" for j in range(n)], dtype=object
+                )
                 for r in rows.itertuples():
                     t.loc[f"GPU{int(r.src)}", f"GPU{int(r.dst)}"] = f"{r.median * 1e6:.2f}"
                 for i in range(n):
                     t.loc[f"GPU{i}", f"GPU{i}"] = "—"
                 t.index.name = "src \\ dst"
-                sec.tables.append((f"{label}: latency per copy, {variant}, {int(rows['bytes'].min())} B (µs; row = source, "
-                                   "column = destination)", t))
+                sec.tables.append(
+                    (
+                        f"{label}: latency per copy, {variant}, {int(rows['bytes'].min())} B (µs; row = source, "
+                        "column = destination)",
+                        t,
+                    )
+                )
     sec.notes = _not_measured(df, "p2p")
     return sec
 
 
 # --- allreduce scaling ---------------------------------------------------------------------------
+
 
 def scaling_frame(df: pd.DataFrame) -> pd.DataFrame:
     """One row per scaling case: card, file, type, algo, gpus, bytes, busbw, algbw, time_s (medians)."""
@@ -260,7 +327,9 @@ def scaling_frame(df: pd.DataFrame) -> pd.DataFrame:
     for col in ("ranks", "gpus"):
         if col in base:
             count = pd.to_numeric(base[col], errors="coerce").fillna(count)
-    out = base[["card", "run", "file", "case", "variant", "bytes", "busbw", "spread_pct"]].rename(columns={"variant": "type"})
+    out = base[["card", "run", "file", "case", "variant", "bytes", "busbw", "spread_pct"]].rename(
+        columns={"variant": "type"}
+    )
     out["gpus"] = count
     out["algo"] = base["algo"].fillna("not named") if "algo" in base else "not named"
     for p in parts[1:]:
@@ -294,7 +363,9 @@ def scaling_table(sc: pd.DataFrame, contexts: dict) -> tuple[pd.DataFrame, pd.Da
         counts = sorted(g["gpus"].unique())
         common = set.intersection(*(set(g[g["gpus"] == c]["bytes"]) for c in counts))
         size = max(common) if common else None
-        sel = g[g["bytes"] == size] if size is not None else g[g["bytes"] == g.groupby("gpus")["bytes"].transform("max")]
+        sel = (
+            g[g["bytes"] == size] if size is not None else g[g["bytes"] == g.groupby("gpus")["bytes"].transform("max")]
+        )
         ref = sel[sel["gpus"] >= 2].sort_values("gpus")
         ref_bw = ref["busbw"].iloc[0] if not ref.empty else math.nan
         ref_g = int(ref["gpus"].iloc[0]) if not ref.empty else None
@@ -302,14 +373,22 @@ def scaling_table(sc: pd.DataFrame, contexts: dict) -> tuple[pd.DataFrame, pd.Da
         model = link_model(sel["card"].iloc[0], ctx.get("allreduce_link"))
         for r in sel.sort_values("gpus").itertuples():
             eff = r.busbw / ref_bw if r.gpus >= 2 and ref_bw and not math.isnan(ref_bw) else math.nan
-            rows.append({"card": r.card, "run": r.run, "type": typ, "algo": algo, "GPUs": r.gpus,
-                         "size": f"{r.bytes / 2**20:g} MiB",
-                         "busbw GB/s": round(r.busbw / 1e9, 1),
-                         "algbw GB/s": round(getattr(r, "algbw", math.nan) / 1e9, 1),
-                         "time µs": round(getattr(r, "time_s", math.nan) * 1e6, 1),
-                         "efficiency": "" if math.isnan(eff) else f"{eff * 100:.0f} % of {ref_g} GPUs",
-                         "of link model": "" if model is None or r.gpus < 2 else f"{r.busbw / model[0] * 100:.0f} %",
-                         "link model": "" if model is None else model[1]})
+            rows.append(
+                {
+                    "card": r.card,
+                    "run": r.run,
+                    "type": typ,
+                    "algo": algo,
+                    "GPUs": r.gpus,
+                    "size": f"{r.bytes / 2**20:g} MiB",
+                    "busbw GB/s": round(r.busbw / 1e9, 1),
+                    "algbw GB/s": round(getattr(r, "algbw", math.nan) / 1e9, 1),
+                    "time µs": round(getattr(r, "time_s", math.nan) * 1e6, 1),
+                    "efficiency": "" if math.isnan(eff) else f"{eff * 100:.0f} % of {ref_g} GPUs",
+                    "of link model": "" if model is None or r.gpus < 2 else f"{r.busbw / model[0] * 100:.0f} %",
+                    "link model": "" if model is None else model[1],
+                }
+            )
         keep.append(sel.assign(model=model[0] if model else math.nan))
     t = pd.DataFrame(rows)
     if t.empty:
@@ -346,9 +425,14 @@ def scaling_section(df: pd.DataFrame):
     if not sc.empty:
         t, plotted = scaling_table(sc, df.attrs.get("contexts", {}))
         if not t.empty:
-            sec.tables.append(("busbw by GPU count at the largest size measured at every count; efficiency = busbw ÷ "
-                               "busbw at the fewest GPUs (≥ 2), of link model = busbw ÷ the link's datasheet rate per "
-                               "direction (one GPU: a local reduction, busbw 0 by definition)", t))
+            sec.tables.append(
+                (
+                    "busbw by GPU count at the largest size measured at every count; efficiency = busbw ÷ "
+                    "busbw at the fewest GPUs (≥ 2), of link model = busbw ÷ the link's datasheet rate per "
+                    "direction (one GPU: a local reduction, busbw 0 by definition)",
+                    t,
+                )
+            )
             sec.figures.append(("allreduce_scaling", "busbw against GPU count per card", scaling_figure(plotted)))
         sec.csv = sc
     sec.notes = _not_measured(df, "allreduce", "scaling")

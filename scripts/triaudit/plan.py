@@ -16,6 +16,7 @@ files) or datasheet (specs.py). Formulas (the seeds'):
   cost (plan_cost.py) = GPUs x hours x price per GPU-hour: the rent / utilisation, or (buying) price /
                        (years x 8760 h x utilisation) + watts / 1000 x price per kWh
 """
+
 from __future__ import annotations
 
 import math
@@ -58,6 +59,7 @@ class Figure:
 @dataclass
 class Basis:
     """The numbers a plan rests on, each with its source."""
+
     card: str
     flops: dict[str, Figure] = field(default_factory=dict)
     mem_bw: Figure | None = None
@@ -72,7 +74,9 @@ class Basis:
 
     def need_flops(self, precision: str) -> Figure:
         if precision not in self.flops:
-            raise PlanError(f"no {precision} compute figure for {self.card} (known: {', '.join(sorted(self.flops)) or 'none'})")
+            raise PlanError(
+                f"no {precision} compute figure for {self.card} (known: {', '.join(sorted(self.flops)) or 'none'})"
+            )
         return self.flops[precision]
 
     def need_bw(self) -> Figure:
@@ -89,7 +93,9 @@ def basis_from_spec(spec: CardSpec) -> Basis:
         b.mem_bw = Figure(spec.mem_bw, src)
     if spec.memory_gb:
         b.memory_bytes = Figure(spec.memory_gb * 1e9, src)
-    b.host_pinned = Figure(spec.pcie_gbps_per_direction * 1e9, f"datasheet: PCIe Gen{spec.pcie_gen} x{spec.pcie_width} theoretical")
+    b.host_pinned = Figure(
+        spec.pcie_gbps_per_direction * 1e9, f"datasheet: PCIe Gen{spec.pcie_gen} x{spec.pcie_width} theoretical"
+    )
     return b
 
 
@@ -111,8 +117,10 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     b = basis_from_spec(spec) if spec else Basis(card=card)
     b.card = card
 
-    watts = {(f, c): float(v) for f, c, v in ok.loc[ok["metric"] == "watts_mean", ["file", "case", "median"]]
-             .itertuples(index=False)}
+    watts = {
+        (f, c): float(v)
+        for f, c, v in ok.loc[ok["metric"] == "watts_mean", ["file", "case", "median"]].itertuples(index=False)
+    }
 
     def best(rows, metric, pick=max):
         rows = rows[rows["metric"] == metric]
@@ -122,8 +130,11 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
         r = rows.loc[idx]
         w = watts.get((r["file"], r["case"]))
         where = f"{r['case']} ({Path(r['file']).parent.name})"
-        return Figure(float(r["median"]), f"measured: {where}",
-                      Figure(w, f"measured: watts_mean of {where}") if w is not None else None)
+        return Figure(
+            float(r["median"]),
+            f"measured: {where}",
+            Figure(w, f"measured: watts_mean of {where}") if w is not None else None,
+        )
 
     stream = ok[(ok["corner"] == "stream") & (ok.get("cache") == "cold")] if "cache" in ok else ok.iloc[0:0]
     if not stream.empty:
@@ -153,7 +164,9 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
         if not fit.empty:
             f = best(fit, "per_kernel_s", pick=min)
         elif not rows.empty:
-            longest = rows[pd.to_numeric(rows["kernels"], errors="coerce") == pd.to_numeric(rows["kernels"], errors="coerce").max()]
+            longest = rows[
+                pd.to_numeric(rows["kernels"], errors="coerce") == pd.to_numeric(rows["kernels"], errors="coerce").max()
+            ]
             f = best(longest, "per_kernel_s", pick=min)
         else:
             f = None
@@ -164,6 +177,7 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
 
 # --- the formulas -------------------------------------------------------------------------
 
+
 def ridge_point(peak_flops: float, bw: float) -> float:
     return peak_flops / bw
 
@@ -173,7 +187,9 @@ def gemm_counts(m: int, n: int, k: int, elem_bytes: float) -> tuple[float, float
     return 2.0 * m * n * k, (m * k + k * n + m * n) * elem_bytes
 
 
-def elementwise_counts(n: int, reads: int, writes: int, flops_per_element: float, elem_bytes: float) -> tuple[float, float]:
+def elementwise_counts(
+    n: int, reads: int, writes: int, flops_per_element: float, elem_bytes: float
+) -> tuple[float, float]:
     return n * flops_per_element, n * (reads + writes) * elem_bytes
 
 
@@ -181,10 +197,15 @@ def roofline(flops: float, nbytes: float, peak_flops: float, bw: float) -> dict:
     intensity = flops / nbytes if nbytes else math.inf
     ridge = ridge_point(peak_flops, bw)
     t_compute, t_memory = flops / peak_flops, nbytes / bw
-    return {"intensity_flop_per_byte": intensity, "ridge_flop_per_byte": ridge,
-            "bound": "compute" if intensity >= ridge else "bandwidth",
-            "time_floor_s": max(t_compute, t_memory), "compute_time_s": t_compute, "memory_time_s": t_memory,
-            "attainable_flops": min(peak_flops, intensity * bw)}
+    return {
+        "intensity_flop_per_byte": intensity,
+        "ridge_flop_per_byte": ridge,
+        "bound": "compute" if intensity >= ridge else "bandwidth",
+        "time_floor_s": max(t_compute, t_memory),
+        "compute_time_s": t_compute,
+        "memory_time_s": t_memory,
+        "attainable_flops": min(peak_flops, intensity * bw),
+    }
 
 
 def decode_tokens_per_s(bw: float, params: float, bytes_per_param: float) -> float:
@@ -193,8 +214,13 @@ def decode_tokens_per_s(bw: float, params: float, bytes_per_param: float) -> flo
 
 # The compute roof a decode step runs at, by weight precision (4-bit weights are dequantised and
 # multiplied in 16 bits); the first name the basis has is used.
-DECODE_COMPUTE = {"fp16": ["fp16", "bf16"], "bf16": ["bf16", "fp16"], "fp8": ["fp8", "fp8e4m3", "fp8e4m3fast"],
-                  "int8": ["int8"], "int4": ["fp16", "bf16"]}
+DECODE_COMPUTE = {
+    "fp16": ["fp16", "bf16"],
+    "bf16": ["bf16", "fp16"],
+    "fp8": ["fp8", "fp8e4m3", "fp8e4m3fast"],
+    "int8": ["int8"],
+    "int4": ["fp16", "bf16"],
+}
 
 
 @dataclass
@@ -204,12 +230,13 @@ class Decode:
       bytes per step = weights + batch x KV bytes per sequence
       step time      = max(bytes per step / bandwidth, batch x 2 x params FLOP / compute)
       tokens/s       = batch / step time;  each user gets 1 / step time tokens/s."""
+
     weight_bytes: float
-    kv_bytes_per_seq: float | None    # None: architecture not given
-    bw: float                         # bytes/s, all GPUs together
-    flops: float | None               # FLOP/s, all GPUs together (None: no compute figure)
+    kv_bytes_per_seq: float | None  # None: architecture not given
+    bw: float  # bytes/s, all GPUs together
+    flops: float | None  # FLOP/s, all GPUs together (None: no compute figure)
     params: float
-    memory: float | None              # bytes, all GPUs together
+    memory: float | None  # bytes, all GPUs together
 
     def step_s(self, batch: int) -> float:
         kv = self.kv_bytes_per_seq or 0.0
@@ -260,18 +287,28 @@ def training_seconds(params: float, tokens: float, flops_per_gpu: float, gpus: i
     return 6.0 * params * tokens / (flops_per_gpu * gpus * mfu)
 
 
-def finetune_memory_bytes(params: float, mode: str = "full", lora_trainable_fraction: float = 0.01,
-                          activation_factor: float = 0.0) -> dict:
+def finetune_memory_bytes(
+    params: float, mode: str = "full", lora_trainable_fraction: float = 0.01, activation_factor: float = 0.0
+) -> dict:
     """Mixed-precision Adam: bf16 weights (2) + bf16 grads (2) + fp32 master weights (4) + Adam
     m and v in fp32 (8) = 16 bytes per trained parameter. LoRA: frozen bf16 weights plus 16 bytes
     per trainable adapter parameter. Activations: activation_factor x weight bytes (workload-dependent)."""
     if mode == "full":
-        parts = {"weights": 2 * params, "gradients": 2 * params, "master_weights_fp32": 4 * params,
-                 "adam_states_fp32": 8 * params}
+        parts = {
+            "weights": 2 * params,
+            "gradients": 2 * params,
+            "master_weights_fp32": 4 * params,
+            "adam_states_fp32": 8 * params,
+        }
     elif mode == "lora":
         t = params * lora_trainable_fraction
-        parts = {"frozen_weights": 2 * params, "adapter_weights": 2 * t, "adapter_gradients": 2 * t,
-                 "adapter_master_fp32": 4 * t, "adapter_adam_states_fp32": 8 * t}
+        parts = {
+            "frozen_weights": 2 * params,
+            "adapter_weights": 2 * t,
+            "adapter_gradients": 2 * t,
+            "adapter_master_fp32": 4 * t,
+            "adapter_adam_states_fp32": 8 * t,
+        }
     else:
         raise PlanError(f"unknown fine-tuning mode {mode!r} (full or lora)")
     parts["activations"] = activation_factor * 2 * params
@@ -292,6 +329,7 @@ def transfer_seconds(payload_bytes: float, bw: float) -> float:
 
 # --- allreduce from a run's scaling cases ------------------------------------------------------
 
+
 def allreduce_scaling_from(ar) -> dict[int, dict[int, Figure]]:
     """busbw of `allreduce/scaling/<type>/algo:<a>/gpus:<g>|ranks:<r>/bytes:<N>` cases, per count
     and size: Ring where measured (the formula here is a ring's), else NCCL's own choice; the
@@ -305,18 +343,26 @@ def allreduce_scaling_from(ar) -> dict[int, dict[int, Figure]]:
     for col in ("ranks", "gpus"):
         if col in rows:
             count = pd.to_numeric(rows[col], errors="coerce").fillna(count)
-    rows = rows.assign(count=count, nbytes=pd.to_numeric(rows["bytes"], errors="coerce"),
-                       algo_rank=(rows["algo"] if "algo" in rows else pd.Series("", index=rows.index)).map(
-                           lambda a: 0 if a == "ring" else 1)).dropna(subset=["count", "nbytes"])
+    rows = rows.assign(
+        count=count,
+        nbytes=pd.to_numeric(rows["bytes"], errors="coerce"),
+        algo_rank=(rows["algo"] if "algo" in rows else pd.Series("", index=rows.index)).map(
+            lambda a: 0 if a == "ring" else 1
+        ),
+    ).dropna(subset=["count", "nbytes"])
     out: dict[int, dict[int, Figure]] = {}
     for (g, n), grp in rows.groupby(["count", "nbytes"]):
         grp = grp[grp["algo_rank"] == grp["algo_rank"].min()]
         r = grp.loc[grp["median"].idxmax()]
-        out.setdefault(int(g), {})[int(n)] = Figure(float(r["median"]), f"measured: {r['case']} ({Path(r['file']).parent.name})")
+        out.setdefault(int(g), {})[int(n)] = Figure(
+            float(r["median"]), f"measured: {r['case']} ({Path(r['file']).parent.name})"
+        )
     return out
 
 
-def pick_scaling(scaling: dict[int, dict[int, Figure]], gpus: int, payload_bytes: float) -> tuple[int, int, Figure, list[str]]:
+def pick_scaling(
+    scaling: dict[int, dict[int, Figure]], gpus: int, payload_bytes: float
+) -> tuple[int, int, Figure, list[str]]:
     """The measured busbw to plan n GPUs and a payload with: the same GPU count where measured
     (else the nearest below, else above), the measured size nearest the payload (log scale).
     Returns (count, bytes, figure, notes)."""
@@ -330,8 +376,10 @@ def pick_scaling(scaling: dict[int, dict[int, Figure]], gpus: int, payload_bytes
         g = gpus
     elif gpus > counts[-1]:
         g = counts[-1]
-        notes.append(f"measured up to {g} GPUs: busbw at {g} used for {gpus}; beyond the measured counts it is an "
-                     "extrapolation (busbw usually falls as GPUs are added)")
+        notes.append(
+            f"measured up to {g} GPUs: busbw at {g} used for {gpus}; beyond the measured counts it is an "
+            "extrapolation (busbw usually falls as GPUs are added)"
+        )
     else:
         below = [c for c in counts if c < gpus]
         g = below[-1] if below else counts[0]
@@ -339,6 +387,7 @@ def pick_scaling(scaling: dict[int, dict[int, Figure]], gpus: int, payload_bytes
     sizes = sorted(scaling[g])
     n = min(sizes, key=lambda s: abs(math.log2(s) - math.log2(max(payload_bytes, 1))))
     if payload_bytes > sizes[-1] * 2:
-        notes.append(f"the payload is larger than the largest size measured ({sizes[-1] / 2**20:g} MiB): busbw there used")
+        notes.append(
+            f"the payload is larger than the largest size measured ({sizes[-1] / 2**20:g} MiB): busbw there used"
+        )
     return g, n, scaling[g][n], notes
-

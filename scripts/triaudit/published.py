@@ -6,6 +6,7 @@ These are other people's measurements, never ours: the section names the source 
 and a ratio far from 1 is a question to answer (clocks, a different counting, our bug), not a
 verdict either way.
 """
+
 from __future__ import annotations
 
 import math
@@ -21,20 +22,23 @@ from .specs import match_card
 
 @dataclass(frozen=True)
 class Published:
-    figure: str     # key into FIGURES
-    low: float      # a single figure has low == high
+    figure: str  # key into FIGURES
+    low: float  # a single figure has low == high
     high: float
     source: str
     doubt: str = ""
-    statistic: str = S.UNSTATED   # the source's statistic (peers/statistics.py has the tools' own, from their code)
+    statistic: str = S.UNSTATED  # the source's statistic (peers/statistics.py has the tools' own, from their code)
 
 
 # Per card (specs.py keys). Units are those of FIGURES.
 PUBLISHED: dict[str, list[Published]] = {
     "a100-sxm-80": [
-        Published("stream_triad", 1700, 1760, "BabelStream, gpu-stream (83-86 % of peak)",
-                  statistic=S.PUBLISHED_BABELSTREAM),
-        Published("gemm_bf16_best", 271, 271, "mamf-finder, best over its shape sweep", statistic=S.PUBLISHED_MAMF_TABLE),
+        Published(
+            "stream_triad", 1700, 1760, "BabelStream, gpu-stream (83-86 % of peak)", statistic=S.PUBLISHED_BABELSTREAM
+        ),
+        Published(
+            "gemm_bf16_best", 271, 271, "mamf-finder, best over its shape sweep", statistic=S.PUBLISHED_MAMF_TABLE
+        ),
         Published("h2d_pinned", 25.7, 25.7, "bandwidthTest, DGX A100", statistic=S.PUBLISHED_BANDWIDTHTEST_PINNED),
         Published("d2h_pinned", 25.8, 25.8, "bandwidthTest, DGX A100", statistic=S.PUBLISHED_BANDWIDTHTEST_PINNED),
         Published("h2d_pageable", 10.0, 10.0, "bandwidthTest, DGX A100", statistic=S.PUBLISHED_BANDWIDTHTEST_PAGEABLE),
@@ -43,10 +47,12 @@ PUBLISHED: dict[str, list[Published]] = {
     "h100-sxm": [
         Published("stream_triad", 2970, 2970, "STREAM-type triad, public (89 % of peak)"),
         Published("stream_copy", 2900, 2900, "STREAM-type copy, public"),
-        Published("gemm_bf16_best", 794.5, 794.5, "mamf-finder, best over its shape sweep",
-                  statistic=S.PUBLISHED_MAMF_TABLE),
-        Published("gemm_fp8_best", 1402.6, 1402.6, "mamf-finder, best over its shape sweep",
-                  statistic=S.PUBLISHED_MAMF_TABLE),
+        Published(
+            "gemm_bf16_best", 794.5, 794.5, "mamf-finder, best over its shape sweep", statistic=S.PUBLISHED_MAMF_TABLE
+        ),
+        Published(
+            "gemm_fp8_best", 1402.6, 1402.6, "mamf-finder, best over its shape sweep", statistic=S.PUBLISHED_MAMF_TABLE
+        ),
         Published("h2d_pinned", 55.4, 55.4, "nvbandwidth, copy engine", statistic=S.PUBLISHED_NVBANDWIDTH),
         Published("d2h_pinned", 55.2, 55.2, "nvbandwidth, copy engine", statistic=S.PUBLISHED_NVBANDWIDTH),
     ],
@@ -55,10 +61,22 @@ PUBLISHED: dict[str, list[Published]] = {
         Published("d2d_read_write", 4300, 4300, "device copy, read + write traffic counted", "approximate"),
         Published("gemm_bf16_8192", 770, 800, "cuBLAS BF16 on 8192³ random data, public"),
         Published("gemm_fp8_best", 1453, 1453, "public FP8 GEMM (73 % of peak)"),
-        Published("h2d_pinned", 55, 55, "expected from PCIe Gen5 x16 like H100", "not confirmed on H200",
-                  statistic=S.EXPECTATION),
-        Published("d2h_pinned", 55, 55, "expected from PCIe Gen5 x16 like H100", "not confirmed on H200",
-                  statistic=S.EXPECTATION),
+        Published(
+            "h2d_pinned",
+            55,
+            55,
+            "expected from PCIe Gen5 x16 like H100",
+            "not confirmed on H200",
+            statistic=S.EXPECTATION,
+        ),
+        Published(
+            "d2h_pinned",
+            55,
+            55,
+            "expected from PCIe Gen5 x16 like H100",
+            "not confirmed on H200",
+            statistic=S.EXPECTATION,
+        ),
     ],
     "rtx-4090": [
         Published("gemm_bf16_best", 175, 175, "cuBLASLt, public (above the 165 spec: clocks over 2520 MHz)"),
@@ -69,12 +87,25 @@ PUBLISHED: dict[str, list[Published]] = {
 
 # Every card: launch costs vary with driver and host more than with the GPU.
 GENERIC: list[Published] = [
-    Published("launch_enqueue_us", 2, 4, "typical eager enqueue of an empty kernel", "varies by driver and host",
-              statistic=S.TYPICAL),
-    Published("launch_round_trip_us", 5, 9, "typical launch to completion", "varies by driver and host",
-              statistic=S.TYPICAL),
-    Published("graph_per_kernel_us", 0, 1, "an extra node inside a CUDA Graph: well under 1 µs", "varies by driver",
-              statistic=S.TYPICAL),
+    Published(
+        "launch_enqueue_us",
+        2,
+        4,
+        "typical eager enqueue of an empty kernel",
+        "varies by driver and host",
+        statistic=S.TYPICAL,
+    ),
+    Published(
+        "launch_round_trip_us", 5, 9, "typical launch to completion", "varies by driver and host", statistic=S.TYPICAL
+    ),
+    Published(
+        "graph_per_kernel_us",
+        0,
+        1,
+        "an extra node inside a CUDA Graph: well under 1 µs",
+        "varies by driver",
+        statistic=S.TYPICAL,
+    ),
 ]
 
 
@@ -98,22 +129,37 @@ def _stream(op: str) -> Callable[[pd.DataFrame], tuple[float, str] | None]:
         if rows.empty:
             return None
         best = rows.loc[rows["median"].idxmax()]
-        return best["median"] / 1e9, f"{best['variant']}, {int(best['bytes']) >> 20} MiB per array, L2 flushed", best["reps"]
+        return (
+            best["median"] / 1e9,
+            f"{best['variant']}, {int(best['bytes']) >> 20} MiB per array, L2 flushed",
+            best["reps"],
+        )
+
     return get
 
 
 def _gemm(precisions: list[str], only_8192: bool) -> Callable[[pd.DataFrame], tuple[float, str] | None]:
     def get(d):
-        rows = F.with_int(_pick(d, "gemm", "ops" if precisions == ["int8"] else "flops", op=["cublaslt", "ceiling"],
-                                variant=precisions), "m", "n", "k")
+        rows = F.with_int(
+            _pick(
+                d, "gemm", "ops" if precisions == ["int8"] else "flops", op=["cublaslt", "ceiling"], variant=precisions
+            ),
+            "m",
+            "n",
+            "k",
+        )
         if only_8192 and not rows.empty:
             rows = rows[(rows["op"] == "cublaslt") & (rows["m"] == 8192) & (rows["n"] == 8192) & (rows["k"] == 8192)]
         if rows.empty:
             return None
         best = rows.loc[rows["median"].idxmax()]
-        where = f"{best['variant']}, " + ("ceiling sweep" if best["op"] == "ceiling" else
-                                          f"cuBLASLt {best.get('layout', '')} {int(best['m'])}x{int(best['n'])}x{int(best['k'])}")
+        where = f"{best['variant']}, " + (
+            "ceiling sweep"
+            if best["op"] == "ceiling"
+            else f"cuBLASLt {best.get('layout', '')} {int(best['m'])}x{int(best['n'])}x{int(best['k'])}"
+        )
         return best["median"] / 1e12, where, best["reps"]
+
     return get
 
 
@@ -123,8 +169,12 @@ def _copy(op: str, kind: str, factor: float = 1.0) -> Callable[[pd.DataFrame], t
         if rows.empty:
             return None
         r = rows.iloc[0]
-        return (factor * r["median"] / 1e9, f"{int(r['bytes']) >> 20} MiB" + (", read + write counted" if factor != 1 else ""),
-                r["reps"])
+        return (
+            factor * r["median"] / 1e9,
+            f"{int(r['bytes']) >> 20} MiB" + (", read + write counted" if factor != 1 else ""),
+            r["reps"],
+        )
+
     return get
 
 
@@ -137,6 +187,7 @@ def _launch(op: str, variant: str, metric: str) -> Callable[[pd.DataFrame], tupl
             largest = _largest(rows.copy(), "kernels")
             rows = largest if not largest.empty else rows  # chain_fit's kernels is a range (1-1000)
         return rows.iloc[0]["median"] * 1e6, rows.iloc[0]["case"], rows.iloc[0]["reps"]
+
     return get
 
 
@@ -192,11 +243,19 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
                 continue
             value, where, reps = got
             r = ratio_to(p, value)
-            rows.append({"card": card, "figure": f"{label} ({unit})", "measured": f"{value:,.1f}", "where": where,
-                         "published": _published_text(p),
-                         "measured ÷ published": "" if r is None or math.isnan(r) else f"{r:.2f}",
-                         "source": p.source, "published statistic": p.statistic,
-                         "this run's statistic": S.triaudit(int(reps) if reps == reps and reps else None)})
+            rows.append(
+                {
+                    "card": card,
+                    "figure": f"{label} ({unit})",
+                    "measured": f"{value:,.1f}",
+                    "where": where,
+                    "published": _published_text(p),
+                    "measured ÷ published": "" if r is None or math.isnan(r) else f"{r:.2f}",
+                    "source": p.source,
+                    "published statistic": p.statistic,
+                    "this run's statistic": S.triaudit(int(reps) if reps == reps and reps else None),
+                }
+            )
     if not rows:
         return pd.DataFrame()
     return pd.DataFrame(rows).set_index(["card", "figure"])

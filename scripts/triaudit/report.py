@@ -7,6 +7,7 @@ its newest complete run, named under every table (runs.py); `all_runs` gives eve
 column. Runs whose manifest says they were interrupted are left out unless asked for, and listed.
 An empty report says why it is empty and what it will hold. Never writes over an input.
 """
+
 from __future__ import annotations
 
 import base64
@@ -25,10 +26,12 @@ from . import runs as R
 from .frames import unknown_cards
 from .table import BASE_COLUMNS, Shared, load_table, scan_paths
 
-WHAT_IT_HOLDS = ("When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
-                 "(HBM and L2), GEMM throughput per precision against the datasheet and a measured roofline, "
-                 "host/device copies, kernel launch cost eager vs CUDA Graph, NCCL allreduce bandwidth, and "
-                 "the run beside other tools' published figures.")
+WHAT_IT_HOLDS = (
+    "When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
+    "(HBM and L2), GEMM throughput per precision against the datasheet and a measured roofline, "
+    "host/device copies, kernel launch cost eager vs CUDA Graph, NCCL allreduce bandwidth, and "
+    "the run beside other tools' published figures."
+)
 
 
 class ReportError(ValueError):
@@ -55,8 +58,12 @@ def _png(fig) -> bytes:
 def _source_commit() -> str:
     """The commit of the triaudit that made the report (its checkout), "unknown" outside git."""
     try:
-        out = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty",
-                              "--abbrev=12"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -64,8 +71,10 @@ def _source_commit() -> str:
 
 def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, include_incomplete: bool) -> list[str]:
     if not files:
-        return ["No result files: no runs yet. Run the suite on a GPU machine (`triaudit run`, or "
-                "`bash scripts/main.sh`) and render this report again."]
+        return [
+            "No result files: no runs yet. Run the suite on a GPU machine (`triaudit run`, or "
+            "`bash scripts/main.sh`) and render this report again."
+        ]
     if all_rows.empty:
         return ["The result files hold no cases."]
     if not df.empty and (df["status"] == "ok").any():
@@ -75,11 +84,15 @@ def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, incl
     if set(all_rows["card"]) <= {"no GPU"}:
         reasons = sorted({m for m in all_rows["message"] if isinstance(m, str) and "no CUDA device" in m})
         why = reasons[0].removeprefix("skipped: ") if reasons else "no CUDA device"
-        return [f"Every result file was written on a machine without a usable GPU ({why}): nothing was measured. "
-                "Run the suite on a GPU machine."]
+        return [
+            f"Every result file was written on a machine without a usable GPU ({why}): nothing was measured. "
+            "Run the suite on a GPU machine."
+        ]
     counts = df["status"].value_counts().to_dict() if not df.empty else {}
-    return [f"No case was measured: {', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none ran'} "
-            "(reasons under each corner)."]
+    return [
+        f"No case was measured: {', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none ran'} "
+        "(reasons under each corner)."
+    ]
 
 
 def build(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False):
@@ -98,8 +111,15 @@ def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool =
     if not df.empty:
         partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"]))
         if partial:
-            header.append(("Interrupted runs (marked incomplete in their manifest), " +
-                           ("included" if include_incomplete else "left out") + ": " + ", ".join(partial)) + ".")
+            header.append(
+                (
+                    "Interrupted runs (marked incomplete in their manifest), "
+                    + ("included" if include_incomplete else "left out")
+                    + ": "
+                    + ", ".join(partial)
+                )
+                + "."
+            )
             if not include_incomplete:
                 df = df[df["complete"].astype(bool)]
     df, shown, left_out = R.select(df, all_rows.attrs.get("runs", {}), all_rows.attrs.get("contexts", {}), all_runs)
@@ -108,17 +128,29 @@ def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool =
     df.attrs["shown"] = Shared(shown)
     header += left_out
     cards = sorted(c for c in df["card"].dropna().unique()) if not df.empty else []
-    header.append(f"{len(files)} result file(s); " + ("columns" if all_runs else "cards") +
-                  f": {', '.join(cards) if cards else 'none'}.")
-    unlatched = sorted(f for f, ctx in df.attrs.get("contexts", {}).items()
-                       if str(ctx.get("stream_latch", "on")).startswith("off")) if not df.empty else []
+    header.append(
+        f"{len(files)} result file(s); "
+        + ("columns" if all_runs else "cards")
+        + f": {', '.join(cards) if cards else 'none'}."
+    )
+    unlatched = (
+        sorted(
+            f for f, ctx in df.attrs.get("contexts", {}).items() if str(ctx.get("stream_latch", "on")).startswith("off")
+        )
+        if not df.empty
+        else []
+    )
     if unlatched:
-        header.append("Measured with the stream hold off (TRIAUDIT_NO_LATCH, for profilers): their times include "
-                      "launch gaps: " + ", ".join(Path(f).name for f in unlatched) + ".")
+        header.append(
+            "Measured with the stream hold off (TRIAUDIT_NO_LATCH, for profilers): their times include "
+            "launch gaps: " + ", ".join(Path(f).name for f in unlatched) + "."
+        )
     unknown = unknown_cards(sorted(set(df["card_name"]))) if not df.empty else []
     if unknown:
-        header.append(f"No datasheet figures for {', '.join(unknown)}: no fraction of peak is shown for "
-                      "them (the device-reported memory peak still is).")
+        header.append(
+            f"No datasheet figures for {', '.join(unknown)}: no fraction of peak is shown for "
+            "them (the device-reported memory peak still is)."
+        )
     empty = _why_empty(files, all_rows, df, include_incomplete)
     if empty:
         header += empty + [WHAT_IT_HOLDS]
@@ -135,8 +167,15 @@ def _runs_under(t: pd.DataFrame, shown: dict) -> str:
     return ("Runs: " + " | ".join(named)) if named else ""
 
 
-def write_report(paths: list[Path], out: Path, include_incomplete: bool = False, *, all_runs: bool = False,
-                 prices=None, notes: tuple = ()) -> list[Path]:
+def write_report(
+    paths: list[Path],
+    out: Path,
+    include_incomplete: bool = False,
+    *,
+    all_runs: bool = False,
+    prices=None,
+    notes: tuple = (),
+) -> list[Path]:
     files, _ = scan_paths(paths)
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -152,8 +191,11 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False,
     tidy = _TidyWriter(df, out / "tidy.csv")  # large tables: written while the figures are drawn
     sections = corners.all_sections(df, prices=prices) if not df.empty else []  # prices: cost_report.Prices
     shown = df.attrs.get("shown", {})
-    names = ["report.md", "report.html"] + [f"{s.key}.csv" for s in sections] + \
-            [f"{stem}.png" for s in sections for stem, _, _ in s.figures]
+    names = (
+        ["report.md", "report.html"]
+        + [f"{s.key}.csv" for s in sections]
+        + [f"{stem}.png" for s in sections for stem, _, _ in s.figures]
+    )
     if not sections:
         names += ["stream.csv"]
     for n in names:
@@ -180,9 +222,12 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False,
             (out / f"{stem}.png").write_bytes(data)
             written.append(out / f"{stem}.png")
             md += [f"![{caption}]({stem}.png)", ""]
-            body.append(f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,"
-                        f"{base64.b64encode(data).decode()}'><figcaption>{html.escape(caption)}</figcaption></figure>")
+            body.append(
+                f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,"
+                f"{base64.b64encode(data).decode()}'><figcaption>{html.escape(caption)}</figcaption></figure>"
+            )
             import matplotlib.pyplot as plt
+
             plt.close(fig)
         if s.notes:
             md += ["Not measured:", ""] + [f"- {n}" for n in s.notes] + [""]
@@ -198,12 +243,13 @@ def write_report(paths: list[Path], out: Path, include_incomplete: bool = False,
             written.append(out / "stream.csv")
     (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     written.insert(0, out / "report.md")
-    page = ("<!doctype html><html><head><meta charset='utf-8'><title>triaudit report</title><style>"
-            "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
-            "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-            "th{background:#f4f4f4}img{max-width:100%}figcaption{color:#555;font-size:90%}"
-            ".runs{color:#555;font-size:85%}</style></head><body>"
-            + "\n".join(body) + "</body></html>\n")
+    page = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>triaudit report</title><style>"
+        "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+        "th{background:#f4f4f4}img{max-width:100%}figcaption{color:#555;font-size:90%}"
+        ".runs{color:#555;font-size:85%}</style></head><body>" + "\n".join(body) + "</body></html>\n"
+    )
     (out / "report.html").write_text(page, encoding="utf-8")
     written.insert(1, out / "report.html")
     tidy.wait()
@@ -223,6 +269,7 @@ class _TidyWriter:
     """Writes tidy.csv. A large table (a hundred cards: hundreds of MB of CSV, the slowest single
     step) is written by a forked child while the parent draws the figures on the other core; if the
     child fails, or there is no fork, the parent writes it itself."""
+
     FORK_ROWS = 200_000
 
     def __init__(self, df: pd.DataFrame, path: Path):

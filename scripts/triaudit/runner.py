@@ -5,6 +5,7 @@ folder first and moved into place at the end under a name that does not exist ye
 run is never overwritten. manifest.json records the profile, the command lines, the exit codes
 and the git commit, and whether the run completed; an interrupted run says "complete": false.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -28,8 +29,14 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 EXIT_TIMEOUT = 124  # an executable that ran past --timeout-s (as timeout(1) reports it)
 MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
 
-EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_p2p",
-               "triaudit_launch"]
+EXECUTABLES = [
+    "triaudit_stream",
+    "triaudit_gemm",
+    "triaudit_memcpy",
+    "triaudit_allreduce",
+    "triaudit_p2p",
+    "triaudit_launch",
+]
 
 COMMON_ARGS = ["--benchmark_out_format=json", "--benchmark_display_aggregates_only=true"]
 # Every profile binds each executable to its GPU's NUMA node, CPUs and memory (nvbandwidth does);
@@ -41,46 +48,105 @@ _REPS = "--benchmark_repetitions=5"
 PROFILES: dict[str, dict[str, list[str]]] = {
     # Nightly CI: the figures a regression would show in, about a minute on an H200.
     "quick": {
-        "triaudit_stream": ["--ops=copy,triad", "--types=fp32", "--min-bytes=4MiB", "--min-time=0.03",
-                            "--sustained-s=0.5", _REPS,
-                            "--benchmark_filter=(triad/fp32/cache:cold/bytes:1073741824|triad/fp32/cache:hot/"
-                            "bytes:4194304|triad_sustained/.*)/"],
-        "triaudit_gemm": ["--families=square,ceiling,ladder", "--max-square=8192", "--min-time=0.03", "--sustained-s=0.5", _REPS,
-                          "--benchmark_filter=^gemm/(cublaslt/(bf16|fp8e4m3)/layout:tn/m:8192/|ceiling/bf16/|"
-                          "ladder_l[35]_[a-z0-9_]+/bf16/layout:tn/m:8192/)"],
-        "triaudit_memcpy": ["--directions=h2d,d2h,d2d,bidir", "--max-bytes=256MiB", "--min-time=0.03", _REPS,
-                            "--benchmark_filter=^memcpy/((h2d|d2h)/pinned/bytes:(4096|268435456)|h2d/pageable/"
-                            "bytes:268435456|d2d/copy_engine/bytes:268435456|bidir/pinned/bytes:268435456)/"],
-        "triaudit_allreduce": ["--types=fp32", "--modes=out_of_place", "--algos=ring,auto", "--max-bytes=64MiB",
-                               "--min-time=0.03", _REPS, "--benchmark_filter=/bytes:(8|67108864)/"],
-        "triaudit_p2p": ["--tests=ce,latency", "--min-bytes=512MiB", "--min-time=0.03", _REPS,
-                         "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|latency/ce/.*/bytes:4)/"],
-        "triaudit_launch": ["--min-time=0.03", _REPS,
-                            "--benchmark_filter=^launch/(empty/enqueue|chain_fit|fusion/(fused|unfused)/steps:64/"
-                            "bytes:65536/|sync/stream_synchronize)"],
+        "triaudit_stream": [
+            "--ops=copy,triad",
+            "--types=fp32",
+            "--min-bytes=4MiB",
+            "--min-time=0.03",
+            "--sustained-s=0.5",
+            _REPS,
+            "--benchmark_filter=(triad/fp32/cache:cold/bytes:1073741824|triad/fp32/cache:hot/"
+            "bytes:4194304|triad_sustained/.*)/",
+        ],
+        "triaudit_gemm": [
+            "--families=square,ceiling,ladder",
+            "--max-square=8192",
+            "--min-time=0.03",
+            "--sustained-s=0.5",
+            _REPS,
+            "--benchmark_filter=^gemm/(cublaslt/(bf16|fp8e4m3)/layout:tn/m:8192/|ceiling/bf16/|"
+            "ladder_l[35]_[a-z0-9_]+/bf16/layout:tn/m:8192/)",
+        ],
+        "triaudit_memcpy": [
+            "--directions=h2d,d2h,d2d,bidir",
+            "--max-bytes=256MiB",
+            "--min-time=0.03",
+            _REPS,
+            "--benchmark_filter=^memcpy/((h2d|d2h)/pinned/bytes:(4096|268435456)|h2d/pageable/"
+            "bytes:268435456|d2d/copy_engine/bytes:268435456|bidir/pinned/bytes:268435456)/",
+        ],
+        "triaudit_allreduce": [
+            "--types=fp32",
+            "--modes=out_of_place",
+            "--algos=ring,auto",
+            "--max-bytes=64MiB",
+            "--min-time=0.03",
+            _REPS,
+            "--benchmark_filter=/bytes:(8|67108864)/",
+        ],
+        "triaudit_p2p": [
+            "--tests=ce,latency",
+            "--min-bytes=512MiB",
+            "--min-time=0.03",
+            _REPS,
+            "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|latency/ce/.*/bytes:4)/",
+        ],
+        "triaudit_launch": [
+            "--min-time=0.03",
+            _REPS,
+            "--benchmark_filter=^launch/(empty/enqueue|chain_fit|fusion/(fused|unfused)/steps:64/"
+            "bytes:65536/|sync/stream_synchronize)",
+        ],
     },
     # Evaluation: every corner at the sizes and precisions a comparison table needs, within
     # 5 minutes on an H200. Sustained figures: 2 s per repetition, 10 s of load back to back.
     "full": {
-        "triaudit_stream": ["--min-bytes=1MiB", "--min-time=0.05", "--sustained-s=2", _REPS,
-                            "--benchmark_filter=(fp32/cache:cold/bytes:(1048576|16777216|268435456|1073741824)|"
-                            "triad/fp64/cache:cold/bytes:(16777216|1073741824)|(copy|triad)/fp32/cache:hot/"
-                            "bytes:(1048576|4194304)|triad_sustained/.*)/"],
-        "triaudit_gemm": ["--max-square=8192", "--min-time=0.05", "--sustained-s=2", _REPS,
-                          "--benchmark_filter=^gemm/(cublaslt/[a-z0-9]+/layout:tn/m:8192/|cublaslt/(bf16|tf32|fp64)/"
-                          "layout:nn/m:8192/|cublaslt/bf16/llm:[a-z0-9_-]+/tokens:(1|4096)/|"
-                          "cublaslt/fp8e4m3/llm:llama2-70b[a-z_-]+/tokens:(1|4096)/|cublaslt/bf16/layout:nn/m:8193/|"
-                          "ceiling/[a-z0-9]+/burst|ceiling/(bf16|fp8e4m3)/sustained|"
-                          "ladder_l[01]_[a-z0-9_]+/fp32/layout:tn/m:1024/|ladder_l[2-5]_[a-z0-9_]+/bf16/layout:tn/m:8192/)"],
-        "triaudit_memcpy": ["--min-time=0.05", _REPS,
-                            "--benchmark_filter=(/bytes:(4096|268435456)/|pinned/bytes:1073741824/|^memcpy/overlap/)"],
-        "triaudit_allreduce": ["--types=fp32,bf16", "--algos=ring,auto", "--min-time=0.05", "--scaling=on", _REPS,
-                               "--benchmark_filter=((out_of_place/fp32|in_place/fp32/algo:auto|out_of_place/bf16/algo:auto)"
-                               "/.*/bytes:(8|32768|8388608|2147483648)/|scaling/fp32/algo:auto/)"],
-        "triaudit_p2p": ["--tests=ce,sm_write,latency", "--min-bytes=8MiB", "--min-time=0.05", _REPS,
-                         "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|latency/ce/.*/bytes:4)/"],
-        "triaudit_launch": ["--min-time=0.05", _REPS,
-                            "--benchmark_filter=^launch/(empty|chain/(eager|graph)/kernels:(1|1000)/|chain_fit|fusion|sync)"],
+        "triaudit_stream": [
+            "--min-bytes=1MiB",
+            "--min-time=0.05",
+            "--sustained-s=2",
+            _REPS,
+            "--benchmark_filter=(fp32/cache:cold/bytes:(1048576|16777216|268435456|1073741824)|"
+            "triad/fp64/cache:cold/bytes:(16777216|1073741824)|(copy|triad)/fp32/cache:hot/"
+            "bytes:(1048576|4194304)|triad_sustained/.*)/",
+        ],
+        "triaudit_gemm": [
+            "--max-square=8192",
+            "--min-time=0.05",
+            "--sustained-s=2",
+            _REPS,
+            "--benchmark_filter=^gemm/(cublaslt/[a-z0-9]+/layout:tn/m:8192/|cublaslt/(bf16|tf32|fp64)/"
+            "layout:nn/m:8192/|cublaslt/bf16/llm:[a-z0-9_-]+/tokens:(1|4096)/|"
+            "cublaslt/fp8e4m3/llm:llama2-70b[a-z_-]+/tokens:(1|4096)/|cublaslt/bf16/layout:nn/m:8193/|"
+            "ceiling/[a-z0-9]+/burst|ceiling/(bf16|fp8e4m3)/sustained|"
+            "ladder_l[01]_[a-z0-9_]+/fp32/layout:tn/m:1024/|ladder_l[2-5]_[a-z0-9_]+/bf16/layout:tn/m:8192/)",
+        ],
+        "triaudit_memcpy": [
+            "--min-time=0.05",
+            _REPS,
+            "--benchmark_filter=(/bytes:(4096|268435456)/|pinned/bytes:1073741824/|^memcpy/overlap/)",
+        ],
+        "triaudit_allreduce": [
+            "--types=fp32,bf16",
+            "--algos=ring,auto",
+            "--min-time=0.05",
+            "--scaling=on",
+            _REPS,
+            "--benchmark_filter=((out_of_place/fp32|in_place/fp32/algo:auto|out_of_place/bf16/algo:auto)"
+            "/.*/bytes:(8|32768|8388608|2147483648)/|scaling/fp32/algo:auto/)",
+        ],
+        "triaudit_p2p": [
+            "--tests=ce,sm_write,latency",
+            "--min-bytes=8MiB",
+            "--min-time=0.05",
+            _REPS,
+            "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|latency/ce/.*/bytes:4)/",
+        ],
+        "triaudit_launch": [
+            "--min-time=0.05",
+            _REPS,
+            "--benchmark_filter=^launch/(empty|chain/(eager|graph)/kernels:(1|1000)/|chain_fit|fusion|sync)",
+        ],
     },
     # Every case of every executable, five repetitions: for a machine with time to spare
     # (`triaudit run --dry-run --profile exhaustive --card ...` says how long).
@@ -126,8 +192,12 @@ def find_executables(build_dir: Path, only: list[str] | None = None) -> dict[str
 
 def git_commit(repo: Path) -> str:
     try:
-        out = subprocess.run(["git", "-C", str(repo), "describe", "--always", "--dirty", "--abbrev=12"],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(repo), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -151,7 +221,7 @@ def _unique_dir(parent: Path, name: str) -> Path:
 
 
 def check_only(only: list[str] | None) -> str:
-    """"" when every name given to --only is an executable; otherwise what is wrong."""
+    """ "" when every name given to --only is an executable; otherwise what is wrong."""
     known = {n.removeprefix("triaudit_") for n in EXECUTABLES}
     unknown = [x for x in only or [] if x.removeprefix("triaudit_") not in known]
     if unknown:
@@ -165,8 +235,9 @@ def check_seconds(flag: str, value: float | None) -> str:
     return ""
 
 
-def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, timeout_s: float | None = None,
-             progress=None) -> dict:
+def _run_one(
+    name: str, exe: Path, args: list[str], staging: Path, log=print, timeout_s: float | None = None, progress=None
+) -> dict:
     json_path = staging / f"{name}.json"
     log_path = staging / f"{name}.log"
     cmd = [str(exe), f"--benchmark_out={json_path}", *args]
@@ -186,6 +257,7 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, ti
             def _expire():
                 timed_out.append(True)
                 proc.kill()
+
             timer = threading.Timer(timeout_s, _expire)
             timer.start()
         try:
@@ -214,15 +286,28 @@ def _run_one(name: str, exe: Path, args: list[str], staging: Path, log=print, ti
             except subprocess.TimeoutExpired:
                 proc.kill()
             raise
-    return {"executable": name, "command": cmd, "exit_code": rc, "seconds": round(time.monotonic() - start, 1),
-            "json": json_path.name if json_path.exists() else None, "log": log_path.name}
+    return {
+        "executable": name,
+        "command": cmd,
+        "exit_code": rc,
+        "seconds": round(time.monotonic() - start, 1),
+        "json": json_path.name if json_path.exists() else None,
+        "log": log_path.name,
+    }
 
 
-def dry_run(build_dir: Path | None, profile: str, card: str | None, only: list[str] | None = None,
-            extra_args: list[str] | None = None, gpus: int = 1) -> Outcome:
+def dry_run(
+    build_dir: Path | None,
+    profile: str,
+    card: str | None,
+    only: list[str] | None = None,
+    extra_args: list[str] | None = None,
+    gpus: int = 1,
+) -> Outcome:
     """The estimated wall time of a profile on a card, per executable, without running anything
     (timemodel.py). The card: --card, else the local GPU's name matched against specs.py."""
     from . import specs, timemodel
+
     if profile not in PROFILES:
         return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     bad = check_only(only)
@@ -234,15 +319,22 @@ def dry_run(build_dir: Path | None, profile: str, card: str | None, only: list[s
     if card is None:
         name = ""
         try:
-            p = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                               text=True, timeout=30)
+            p = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+            )
             name = p.stdout.splitlines()[0].strip() if p.returncode == 0 and p.stdout.strip() else ""
         except (OSError, subprocess.SubprocessError):
             pass
         spec = specs.match_card(name) if name else None
         if spec is None:
-            return Outcome(EXIT_USAGE, None, "--dry-run needs --card (one of " + ", ".join(c.key for c in specs.CARDS) +
-                           ")" + (f": no datasheet matches the local GPU {name!r}" if name else ": no local GPU to ask"))
+            return Outcome(
+                EXIT_USAGE,
+                None,
+                "--dry-run needs --card (one of "
+                + ", ".join(c.key for c in specs.CARDS)
+                + ")"
+                + (f": no datasheet matches the local GPU {name!r}" if name else ": no local GPU to ask"),
+            )
         card = spec.key
     try:
         estimates, spec = timemodel.estimate_profile(build_dir, profile, card, only, extra_args, gpus)
@@ -252,9 +344,18 @@ def dry_run(build_dir: Path | None, profile: str, card: str | None, only: list[s
     return Outcome(EXIT_OK, None, text + f"\n  ({gpus} GPU{'s' if gpus != 1 else ''} assumed; --gpu-count to change)")
 
 
-def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list[str] | None = None,
-              extra_args: list[str] | None = None, repo: Path | None = None, log=print,
-              timeout_s: float | None = None, budget_s: float | None = None, bind_numa: str = "on") -> Outcome:
+def run_suite(
+    build_dir: Path,
+    results: Path,
+    profile: str = "quick",
+    only: list[str] | None = None,
+    extra_args: list[str] | None = None,
+    repo: Path | None = None,
+    log=print,
+    timeout_s: float | None = None,
+    budget_s: float | None = None,
+    bind_numa: str = "on",
+) -> Outcome:
     """timeout_s bounds each executable, budget_s the whole run: an executable gets at most what is
     left of it, and one that would start with under MIN_START_S left is not started. The run is then
     kept and marked incomplete, so a machine lent for a few minutes still returns what it measured."""
@@ -272,14 +373,22 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
         return Outcome(EXIT_USAGE, None, f"build directory {build_dir} does not exist: build first")
     exes = find_executables(build_dir, only)
     if not exes:
-        return Outcome(EXIT_USAGE, None, f"no triaudit executables under {build_dir}" + (f" matching {only}" if only else ""))
+        return Outcome(
+            EXIT_USAGE, None, f"no triaudit executables under {build_dir}" + (f" matching {only}" if only else "")
+        )
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     run_name = f"{stamp}-{slug(socket.gethostname())}"
     staging = results / ".incoming" / f"{run_name}-{os.getpid()}"
     staging.mkdir(parents=True, exist_ok=False)
-    manifest = {"profile": profile, "started_utc": stamp, "host": socket.gethostname(),
-                "git_commit": git_commit(repo or Path.cwd()), "complete": False, "executables": []}
+    manifest = {
+        "profile": profile,
+        "started_utc": stamp,
+        "host": socket.gethostname(),
+        "git_commit": git_commit(repo or Path.cwd()),
+        "complete": False,
+        "executables": [],
+    }
     if budget_s is not None:
         manifest["budget_s"] = budget_s
     interrupted = False
@@ -294,7 +403,7 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
             if budget_s is not None:
                 left = budget_s - (time.monotonic() - began)
                 if left < MIN_START_S:
-                    manifest["not_started"] = [n for n in list(exes)[i - 1:]]
+                    manifest["not_started"] = [n for n in list(exes)[i - 1 :]]
                     log(f"budget of {budget_s:.0f} s spent: not started: {', '.join(manifest['not_started'])}")
                     break
                 limit = left if limit is None else min(limit, left)
@@ -306,8 +415,11 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
                 log(f"{name}: no CUDA device; the other executables would skip every case too: stopping")
                 break
         anchor_time_left = budget_s is None or budget_s - (time.monotonic() - began) > 2 * MIN_START_S
-        if ("triaudit_gemm" in exes and anchor_time_left and
-                all(e["exit_code"] != EXIT_NO_DEVICE for e in manifest["executables"])):
+        if (
+            "triaudit_gemm" in exes
+            and anchor_time_left
+            and all(e["exit_code"] != EXIT_NO_DEVICE for e in manifest["executables"])
+        ):
             left = 300.0 if budget_s is None else budget_s - (time.monotonic() - began) - 5
             manifest["torch_anchor"] = _torch_anchor(staging, log, min(300.0, left))
     except KeyboardInterrupt:
@@ -358,8 +470,12 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
     if interrupted:
         return Outcome(130, final, f"interrupted; partial run kept in {final} (marked incomplete)")
     if manifest.get("not_started"):
-        return Outcome(EXIT_FAILED, final, f"run written to {final} (marked incomplete); budget spent before "
-                                           f"{', '.join(manifest['not_started'])}" + (f"; failed: {', '.join(failed)}" if failed else ""))
+        return Outcome(
+            EXIT_FAILED,
+            final,
+            f"run written to {final} (marked incomplete); budget spent before "
+            f"{', '.join(manifest['not_started'])}" + (f"; failed: {', '.join(failed)}" if failed else ""),
+        )
     if failed:
         return Outcome(EXIT_FAILED, final, f"run written to {final}; failed: {', '.join(failed)} (see their logs)")
     return Outcome(EXIT_OK, final, f"run written to {final}")
@@ -368,8 +484,12 @@ def run_suite(build_dir: Path, results: Path, profile: str = "quick", only: list
 def _torch_anchor(staging: Path, log, timeout_s: float = 300.0) -> str:
     """One torch.matmul BF16 figure in the same run, where PyTorch is installed (torch_anchor.py)."""
     try:
-        p = subprocess.run([sys.executable, "-m", "triaudit.torch_anchor", str(staging / "torch_anchor.json")],
-                           capture_output=True, text=True, timeout=timeout_s)
+        p = subprocess.run(
+            [sys.executable, "-m", "triaudit.torch_anchor", str(staging / "torch_anchor.json")],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
     except (OSError, subprocess.SubprocessError) as e:
         return f"not run: {e}"
     text = (p.stdout + p.stderr).strip().splitlines()
@@ -379,7 +499,7 @@ def _torch_anchor(staging: Path, log, timeout_s: float = 300.0) -> str:
 
 
 def no_device_reason(text: str) -> str:
-    """"no CUDA device (<CUDA's reason>)" as an executable printed it; the reason may hold parentheses
+    """ "no CUDA device (<CUDA's reason>)" as an executable printed it; the reason may hold parentheses
     ("no NVIDIA driver found (libcuda.so.1 not loadable)"), so they are matched, not cut at the first ')'."""
     start = text.find("no CUDA device (")
     if start < 0:
@@ -388,7 +508,7 @@ def no_device_reason(text: str) -> str:
     for i in range(start + len("no CUDA device "), len(text)):
         depth += {"(": 1, ")": -1}.get(text[i], 0)
         if depth == 0:
-            return text[start:i + 1]
+            return text[start : i + 1]
         if text[i] == "\n":
             break
     return "no CUDA device"
@@ -408,6 +528,7 @@ def _tidy_incoming(results: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:  # used by the GPU check script: no third-party imports
     import argparse
+
     p = argparse.ArgumentParser(prog="triaudit-run", description=__doc__)
     p.add_argument("--build-dir", type=Path, default=None, help="the build folder (default: build/gpu, else build/ci)")
     p.add_argument("--results", type=Path, default=Path("results"), help="results folder")
@@ -415,8 +536,12 @@ def main(argv: list[str] | None = None) -> int:  # used by the GPU check script:
     p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
     p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run (see run_suite)")
-    p.add_argument("--bind-numa", default="on", choices=["on", "off"],
-                   help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)")
+    p.add_argument(
+        "--bind-numa",
+        default="on",
+        choices=["on", "off"],
+        help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the estimated time per executable; run nothing")
     p.add_argument("--card", default=None, help="with --dry-run: the card's key in specs.py (default: the local GPU)")
     p.add_argument("--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, allreduce)")
@@ -426,8 +551,16 @@ def main(argv: list[str] | None = None) -> int:  # used by the GPU check script:
     if a.dry_run:
         out = dry_run(a.build_dir, a.profile, a.card, only, a.extra, a.gpu_count)
     else:
-        out = run_suite(a.build_dir, a.results, a.profile, only, a.extra, timeout_s=a.timeout_s, budget_s=a.budget_s,
-                        bind_numa=a.bind_numa)
+        out = run_suite(
+            a.build_dir,
+            a.results,
+            a.profile,
+            only,
+            a.extra,
+            timeout_s=a.timeout_s,
+            budget_s=a.budget_s,
+            bind_numa=a.bind_numa,
+        )
     print(out.message)
     return out.exit_code
 

@@ -7,6 +7,7 @@ slurmdbd, `scontrol show job`), reads the job's record and every host's status f
 node what happened (measured, no CUDA device, failed, timed out, no record) and runs the fleet
 report (outliers and the full report, with its fleet section) into the job's folder.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,13 +23,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import slurm_job
-from .runner import PROFILES
 from .fleet_status import read_statuses
+from .runner import PROFILES
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "slurm" / "triaudit.sbatch"
 SETTINGS_MARK = "# @triaudit-settings@"
-DONE = {"COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
-        "DEADLINE", "REVOKED", "SPECIAL_EXIT"}
+DONE = {
+    "COMPLETED",
+    "FAILED",
+    "TIMEOUT",
+    "CANCELLED",
+    "NODE_FAIL",
+    "PREEMPTED",
+    "OUT_OF_MEMORY",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "REVOKED",
+    "SPECIAL_EXIT",
+}
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_NOT_JUDGED, EXIT_NO_DEVICE = 0, 1, 2, 3, 77
 
 
@@ -38,9 +50,20 @@ class SlurmError(RuntimeError):
 
 # --- submit ----------------------------------------------------------------------------------
 
-def render(template: str, nodes: int, results: Path, build_dir: Path, profile: str, python: str, repo: Path,
-           partition: str | None = None, time_limit: str | None = None, run_args: str = "",
-           sbatch_cmd: str = "") -> str:
+
+def render(
+    template: str,
+    nodes: int,
+    results: Path,
+    build_dir: Path,
+    profile: str,
+    python: str,
+    repo: Path,
+    partition: str | None = None,
+    time_limit: str | None = None,
+    run_args: str = "",
+    sbatch_cmd: str = "",
+) -> str:
     """The template with #SBATCH lines for this submission after its own and the settings exported."""
     # The template's own log file name is for plain `sbatch`; a submission keeps its log beside its folder.
     lines = [line for line in template.splitlines() if not line.startswith("#SBATCH --output")]
@@ -52,17 +75,19 @@ def render(template: str, nodes: int, results: Path, build_dir: Path, profile: s
         directives.append(f"#SBATCH --partition={partition}")
     if time_limit:
         directives.append(f"#SBATCH --time={time_limit}")
-    lines[last_sbatch + 1:last_sbatch + 1] = directives
+    lines[last_sbatch + 1 : last_sbatch + 1] = directives
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    settings = [f"# written by `triaudit slurm submit` at {stamp}" + (f"; submitted as: {sbatch_cmd}" if sbatch_cmd else ""),
-                f"export TRIAUDIT_REPO={shlex.quote(str(repo))}",
-                f"export TRIAUDIT_BUILD_DIR={shlex.quote(str(build_dir))}",
-                f"export TRIAUDIT_RESULTS={shlex.quote(str(results))}",
-                f"export TRIAUDIT_PROFILE={shlex.quote(profile)}",
-                f"export TRIAUDIT_PYTHON={shlex.quote(python)}",
-                f"export TRIAUDIT_RUN_ARGS={shlex.quote(run_args)}"]
+    settings = [
+        f"# written by `triaudit slurm submit` at {stamp}" + (f"; submitted as: {sbatch_cmd}" if sbatch_cmd else ""),
+        f"export TRIAUDIT_REPO={shlex.quote(str(repo))}",
+        f"export TRIAUDIT_BUILD_DIR={shlex.quote(str(build_dir))}",
+        f"export TRIAUDIT_RESULTS={shlex.quote(str(results))}",
+        f"export TRIAUDIT_PROFILE={shlex.quote(profile)}",
+        f"export TRIAUDIT_PYTHON={shlex.quote(python)}",
+        f"export TRIAUDIT_RUN_ARGS={shlex.quote(run_args)}",
+    ]
     i = lines.index(SETTINGS_MARK)
-    lines[i:i + 1] = settings
+    lines[i : i + 1] = settings
     return "\n".join(lines) + "\n"
 
 
@@ -76,17 +101,28 @@ def _unique_file(folder: Path, stem: str, suffix: str) -> tuple[Path, int]:
             k += 1
 
 
-def submit(nodes: int, results: Path, build_dir: Path, profile: str = "quick", partition: str | None = None,
-           time_limit: str | None = None, sbatch_args: list[str] | None = None, run_args: str = "",
-           python: str | None = None, log=print) -> tuple[str, Path]:
+def submit(
+    nodes: int,
+    results: Path,
+    build_dir: Path,
+    profile: str = "quick",
+    partition: str | None = None,
+    time_limit: str | None = None,
+    sbatch_args: list[str] | None = None,
+    run_args: str = "",
+    python: str | None = None,
+    log=print,
+) -> tuple[str, Path]:
     """Returns (job id, the script kept in the results folder)."""
     if nodes < 1:
         raise SlurmError(f"--nodes {nodes}: needs at least one node")
     if shutil.which("sbatch") is None:
         raise SlurmError("sbatch not found: the Slurm client tools are not installed here (or not on PATH)")
     if not build_dir.is_dir():
-        raise SlurmError(f"--build-dir {build_dir} does not exist: build first (the nodes run the executables "
-                         "from it, so it must be on a filesystem they share)")
+        raise SlurmError(
+            f"--build-dir {build_dir} does not exist: build first (the nodes run the executables "
+            "from it, so it must be on a filesystem they share)"
+        )
     results = results.resolve()
     try:
         results.mkdir(parents=True, exist_ok=True)
@@ -96,14 +132,26 @@ def submit(nodes: int, results: Path, build_dir: Path, profile: str = "quick", p
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     script, fd = _unique_file(results, f"submitted-{stamp}", ".sbatch")
     cmd = ["sbatch", "--parsable", *(sbatch_args or []), str(script)]
-    text = render(TEMPLATE.read_text(encoding="utf-8"), nodes, results, build_dir.resolve(), profile,
-                  python or sys.executable, repo, partition, time_limit, run_args, shlex.join(cmd))
+    text = render(
+        TEMPLATE.read_text(encoding="utf-8"),
+        nodes,
+        results,
+        build_dir.resolve(),
+        profile,
+        python or sys.executable,
+        repo,
+        partition,
+        time_limit,
+        run_args,
+        shlex.join(cmd),
+    )
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if p.returncode != 0:
-        raise SlurmError(f"sbatch refused the job (exit {p.returncode}): {(p.stderr or p.stdout).strip()} "
-                         f"(script kept: {script})")
+        raise SlurmError(
+            f"sbatch refused the job (exit {p.returncode}): {(p.stderr or p.stdout).strip()} (script kept: {script})"
+        )
     m = re.match(r"\s*(\d+)", p.stdout)
     if not m:
         raise SlurmError(f"sbatch printed no job id: {p.stdout.strip()!r} (script kept: {script})")
@@ -117,13 +165,14 @@ def submit(nodes: int, results: Path, build_dir: Path, profile: str = "quick", p
 
 # --- the job's state -------------------------------------------------------------------------
 
+
 @dataclass
 class JobState:
-    state: str                 # COMPLETED, RUNNING, ..., or "unknown" when Slurm no longer knows the job
+    state: str  # COMPLETED, RUNNING, ..., or "unknown" when Slurm no longer knows the job
     exit_code: str = ""
     nodelist: str = ""
     reason: str = ""
-    source: str = ""           # sacct, scontrol or squeue: what answered
+    source: str = ""  # sacct, scontrol or squeue: what answered
     notes: list = field(default_factory=list)
 
     @property
@@ -136,8 +185,13 @@ def parse_sacct(text: str, job_id: str) -> JobState | None:
     for line in text.splitlines():
         parts = line.split("|")
         if len(parts) >= 4 and parts[0].split("_")[0].split("+")[0] == job_id:
-            return JobState(parts[1].split()[0] if parts[1].strip() else "unknown", parts[2], parts[3],
-                            parts[4] if len(parts) > 4 else "", "sacct")
+            return JobState(
+                parts[1].split()[0] if parts[1].strip() else "unknown",
+                parts[2],
+                parts[3],
+                parts[4] if len(parts) > 4 else "",
+                "sacct",
+            )
     return None
 
 
@@ -146,8 +200,9 @@ def parse_scontrol(text: str) -> JobState | None:
     fields = dict(re.findall(r"(\w+(?:/\w+)?)=(\S*)", text))
     if "JobState" not in fields:
         return None
-    return JobState(fields["JobState"], fields.get("ExitCode", ""), fields.get("NodeList", ""),
-                    fields.get("Reason", ""), "scontrol")
+    return JobState(
+        fields["JobState"], fields.get("ExitCode", ""), fields.get("NodeList", ""), fields.get("Reason", ""), "scontrol"
+    )
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess | None:
@@ -166,8 +221,14 @@ def job_state(job_id: str) -> JobState:
             return st
     elif p is not None:
         said = (p.stderr or p.stdout).strip()
-        notes.append("sacct: " + ("accounting storage is disabled on this cluster (no slurmdbd): asked scontrol"
-                                  if "accounting storage is disabled" in said.lower() else said[:200]))
+        notes.append(
+            "sacct: "
+            + (
+                "accounting storage is disabled on this cluster (no slurmdbd): asked scontrol"
+                if "accounting storage is disabled" in said.lower()
+                else said[:200]
+            )
+        )
     p = _run(["scontrol", "show", "job", "-o", job_id])
     if p is not None and p.returncode == 0:
         st = parse_scontrol(p.stdout)
@@ -178,8 +239,10 @@ def job_state(job_id: str) -> JobState:
     if p is not None and p.returncode == 0 and p.stdout.strip():
         state, nodes, reason = (p.stdout.strip().splitlines()[0].split("|") + ["", ""])[:3]
         return JobState(state, "", nodes, reason, "squeue", notes)
-    notes.append("Slurm no longer knows this job (finished longer ago than MinJobAge, without accounting): "
-                 "judged from the hosts' status files alone")
+    notes.append(
+        "Slurm no longer knows this job (finished longer ago than MinJobAge, without accounting): "
+        "judged from the hosts' status files alone"
+    )
     return JobState("unknown", source="none", notes=notes)
 
 
@@ -189,8 +252,11 @@ def wait(job_id: str, wait_s: float | None, log=print, poll_s: float = 2.0, stat
     while True:
         st = state_fn(job_id)
         if st.state != last:
-            log(f"job {job_id}: {st.state}" + (f" ({st.reason})" if st.reason and st.reason != "None" else "") +
-                f" [{st.source}]")
+            log(
+                f"job {job_id}: {st.state}"
+                + (f" ({st.reason})" if st.reason and st.reason != "None" else "")
+                + f" [{st.source}]"
+            )
             last = st.state
         if st.done:
             return st
@@ -202,10 +268,14 @@ def wait(job_id: str, wait_s: float | None, log=print, poll_s: float = 2.0, stat
 
 # --- what each node did ----------------------------------------------------------------------
 
+
 def job_folder(results: Path, job_id: str) -> tuple[Path | None, list[Path]]:
     """The job's folder (the newest if a reset cluster reused the id) and every candidate."""
-    cands = sorted(p for p in results.glob(f"job-{job_id}*")
-                   if p.is_dir() and re.fullmatch(rf"job-{job_id}(-\d{{8}}T\d{{6}}Z)?", p.name))
+    cands = sorted(
+        p
+        for p in results.glob(f"job-{job_id}*")
+        if p.is_dir() and re.fullmatch(rf"job-{job_id}(-\d{{8}}T\d{{6}}Z)?", p.name)
+    )
     return (cands[-1] if cands else None), cands
 
 
@@ -222,9 +292,11 @@ def node_verdicts(expected: list[str], statuses: list[dict], st: JobState) -> li
         s = latest.get(node)
         row = {"node": node, "gpus": "", "run_dir": "", "ok": False}
         if s is None:
-            row["verdict"] = ("timed out before it recorded anything" if timed_out else
-                              f"no record: the task never started or could not write to the results folder "
-                              f"(job {st.state})")
+            row["verdict"] = (
+                "timed out before it recorded anything"
+                if timed_out
+                else f"no record: the task never started or could not write to the results folder (job {st.state})"
+            )
         else:
             state = s.get("state", "?")
             row["gpus"] = str(len(s.get("gpus") or []))
@@ -256,12 +328,14 @@ def _md_table(rows: list[dict]) -> list[str]:
     return out
 
 
-def collect(job_id: str, results: Path, wait_s: float | None = None, log=print, state_fn=job_state,
-            poll_s: float = 2.0) -> int:
+def collect(
+    job_id: str, results: Path, wait_s: float | None = None, log=print, state_fn=job_state, poll_s: float = 2.0
+) -> int:
     from . import outliers as O
     from .gbench import LoadError
     from .report import ReportError, write_report
     from .table import expand_paths
+
     if not job_id.isdigit():
         raise SlurmError(f"job id {job_id!r}: expected a number (what `slurm submit` printed)")
     st = wait(job_id, wait_s, log, poll_s, state_fn)
@@ -273,24 +347,35 @@ def collect(job_id: str, results: Path, wait_s: float | None = None, log=print, 
         out = results / f"job-{job_id}.out"
         tail = out.read_text(errors="replace").strip().splitlines()[-5:] if out.exists() else []
         if st.state == "unknown":
-            raise SlurmError(f"job {job_id}: Slurm does not know it and {results} has no job-{job_id} folder "
-                             "(wrong --results?)")
-        log(f"job {job_id} ended {st.state} without writing its folder under {results}" +
-            ("; its output ends:\n  " + "\n  ".join(tail) if tail else ""))
+            raise SlurmError(
+                f"job {job_id}: Slurm does not know it and {results} has no job-{job_id} folder (wrong --results?)"
+            )
+        log(
+            f"job {job_id} ended {st.state} without writing its folder under {results}"
+            + ("; its output ends:\n  " + "\n  ".join(tail) if tail else "")
+        )
         return EXIT_PROBLEM
     if len(cands) > 1:
         log(f"note: {len(cands)} folders for job id {job_id} (the id was reused): using {jobdir.name}")
     rec = slurm_job.read(jobdir)
-    expected = rec.get("nodes") or (slurm_job.expand_nodelist(st.nodelist) if st.nodelist and
-                                    st.nodelist not in ("(null)", "None assigned") else [])
+    expected = rec.get("nodes") or (
+        slurm_job.expand_nodelist(st.nodelist) if st.nodelist and st.nodelist not in ("(null)", "None assigned") else []
+    )
     rows = node_verdicts(expected, read_statuses(jobdir), st)
 
-    head = [f"# triaudit fleet job {job_id}", "",
-            f"Slurm: {st.state}" + (f", exit code {st.exit_code}" if st.exit_code else "") +
-            (f", reason {st.reason}" if st.reason and st.reason != "None" else "") + f" (from {st.source})." +
-            (f" srun exit {rec['srun_exit_code']}." if rec.get("srun_exit_code") is not None else ""),
-            f"{len(expected)} node(s) in the job; {sum(r['ok'] for r in rows)} measured." if expected else
-            "The job's node list is unknown (no job.record and Slurm forgot the job).", ""]
+    head = [
+        f"# triaudit fleet job {job_id}",
+        "",
+        f"Slurm: {st.state}"
+        + (f", exit code {st.exit_code}" if st.exit_code else "")
+        + (f", reason {st.reason}" if st.reason and st.reason != "None" else "")
+        + f" (from {st.source})."
+        + (f" srun exit {rec['srun_exit_code']}." if rec.get("srun_exit_code") is not None else ""),
+        f"{len(expected)} node(s) in the job; {sum(r['ok'] for r in rows)} measured."
+        if expected
+        else "The job's node list is unknown (no job.record and Slurm forgot the job).",
+        "",
+    ]
     head += [f"- {n}" for n in st.notes] + ([""] if st.notes else [])
     head += _md_table(rows) + [""]
     for line in _md_table(rows):
@@ -318,8 +403,9 @@ def collect(job_id: str, results: Path, wait_s: float | None = None, log=print, 
             log(f"the full report could not be written: {report_failed}")
     body = head + ([f"The full report could not be written: {report_failed}", ""] if report_failed else [])
     if judged is not None:
-        body += [O.summary_markdown(judged)] + \
-            (["", f"Full report: {out_dir.name}/report.html (and report.md)."] if written else [])
+        body += [O.summary_markdown(judged)] + (
+            ["", f"Full report: {out_dir.name}/report.html (and report.md)."] if written else []
+        )
     else:
         body += ["No result files: nothing was measured, so there is nothing to judge."]
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -340,6 +426,7 @@ def collect(job_id: str, results: Path, wait_s: float | None = None, log=print, 
 
 # --- command line ----------------------------------------------------------------------------
 
+
 def cmd_submit(a) -> int:
     extra = list(a.sbatch_args or [])
     if extra and extra[0] == "--":
@@ -350,9 +437,11 @@ def cmd_submit(a) -> int:
         print(f"triaudit slurm submit: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(job_id)
-    print(f"submitted job {job_id} ({a.nodes} node(s)); script kept as {script}; results will be in "
-          f"{a.results.resolve()}/job-{job_id}; then: triaudit slurm collect {job_id} --results {a.results}",
-          file=sys.stderr)
+    print(
+        f"submitted job {job_id} ({a.nodes} node(s)); script kept as {script}; results will be in "
+        f"{a.results.resolve()}/job-{job_id}; then: triaudit slurm collect {job_id} --results {a.results}",
+        file=sys.stderr,
+    )
     return EXIT_OK
 
 
@@ -371,16 +460,25 @@ def add_parser(sub) -> None:
     p.add_argument("--nodes", type=int, required=True)
     p.add_argument("--partition", default=None)
     p.add_argument("--time", default=None, help="time limit, as sbatch takes it (e.g. 0:30:00)")
-    p.add_argument("--results", type=Path, default=Path("results/fleet"),
-                   help="shared results folder; the job writes into job-<id>/ there")
+    p.add_argument(
+        "--results",
+        type=Path,
+        default=Path("results/fleet"),
+        help="shared results folder; the job writes into job-<id>/ there",
+    )
     p.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
     p.add_argument("--profile", default="quick", choices=sorted(PROFILES))
     p.add_argument("--run-args", default="", help="more options for each node's run, e.g. '--budget-s 600'")
-    p.add_argument("sbatch_args", nargs=argparse.REMAINDER, help="after --: options for sbatch (e.g. --gpus-per-node=8)")
+    p.add_argument(
+        "sbatch_args", nargs=argparse.REMAINDER, help="after --: options for sbatch (e.g. --gpus-per-node=8)"
+    )
     p.set_defaults(func=cmd_submit)
-    c = ss.add_parser("collect", help="wait for a fleet job, say which nodes failed or timed out, run the fleet report "
-                                      "(exit 0 all measured and no outlier, 1 a node failed or an outlier, 2 bad "
-                                      "input, 3 nothing judged, 77 no node had a CUDA device)")
+    c = ss.add_parser(
+        "collect",
+        help="wait for a fleet job, say which nodes failed or timed out, run the fleet report "
+        "(exit 0 all measured and no outlier, 1 a node failed or an outlier, 2 bad "
+        "input, 3 nothing judged, 77 no node had a CUDA device)",
+    )
     c.add_argument("job_id")
     c.add_argument("--results", type=Path, default=Path("results/fleet"))
     c.add_argument("--wait-s", type=float, default=None, help="wait at most this long (default: until the job ends)")

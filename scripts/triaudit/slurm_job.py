@@ -2,6 +2,7 @@
 results folder: job id, cluster, node list (expanded), start and end, srun's exit code. `slurm
 collect` reads it to know which nodes should have reported. Standard library only (it runs with
 the nodes' python3)."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -60,12 +61,21 @@ def _write(path: Path, record: dict) -> None:
 
 def record(jobdir: Path, build_dir: str, profile: str, env=os.environ) -> dict:
     nodelist = env.get("SLURM_JOB_NODELIST", "")
-    rec = {"job_id": env.get("SLURM_JOB_ID", ""), "cluster": env.get("SLURM_CLUSTER_NAME", ""),
-           "job_name": env.get("SLURM_JOB_NAME", ""), "nodelist": nodelist,
-           "nodes": expand_nodelist(nodelist) if nodelist else [],
-           "started_utc": _utc(), "finished_utc": None, "srun_exit_code": None,
-           "build_dir": build_dir, "profile": profile, "submit_dir": env.get("SLURM_SUBMIT_DIR", ""),
-           "batch_host": os.uname().nodename, "python": sys.executable}
+    rec = {
+        "job_id": env.get("SLURM_JOB_ID", ""),
+        "cluster": env.get("SLURM_CLUSTER_NAME", ""),
+        "job_name": env.get("SLURM_JOB_NAME", ""),
+        "nodelist": nodelist,
+        "nodes": expand_nodelist(nodelist) if nodelist else [],
+        "started_utc": _utc(),
+        "finished_utc": None,
+        "srun_exit_code": None,
+        "build_dir": build_dir,
+        "profile": profile,
+        "submit_dir": env.get("SLURM_SUBMIT_DIR", ""),
+        "batch_host": os.uname().nodename,
+        "python": sys.executable,
+    }
     path = Path(jobdir) / JOB_RECORD
     if path.exists():  # the batch script made this folder afresh; an existing record is not ours
         raise SystemExit(f"triaudit: {path} exists already: refusing to write over it")
@@ -91,6 +101,7 @@ def read(jobdir: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
+
     p = argparse.ArgumentParser(prog="python3 -m triaudit.slurm_job", description=__doc__)
     sub = p.add_subparsers(dest="what", required=True)
     r = sub.add_parser("record", help="write job.record at the start of the job")

@@ -13,6 +13,7 @@ kernel reaches (GEMM 70 % of the dense peak, STREAM 90 % of HBM, copies 80 % of 
 an estimate for planning a run and for holding the profiles to their goals, never a measurement.
 Standard library only: `run` imports it on a bare GPU machine.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,34 +26,57 @@ from . import specs
 # Efficiencies and fixed costs (seconds). Deliberately on the slow side: the estimate bounds a run.
 GEMM_EFFICIENCY = 0.7
 HBM_EFFICIENCY = 0.9
-L2_SPEEDUP = 2.5            # hot STREAM from L2, relative to HBM
+L2_SPEEDUP = 2.5  # hot STREAM from L2, relative to HBM
 PCIE_EFFICIENCY = 0.8
-PAGEABLE_FRACTION = 0.5     # pageable copies against pinned
+PAGEABLE_FRACTION = 0.5  # pageable copies against pinned
 HOST_FLUSH_BYTES = 256 << 20
-HOST_MEMSET_BPS = 10e9      # writing the 256 MiB host-cache flush buffer
-HOST_CHECK_PER_S = 0.5e9    # elements (words) the host checks or generates per second
-KERNEL_LAUNCH_S = 4e-6      # an empty kernel's launch, host side
-SYNC_S = 10e-6              # a synchronize round trip
-REGION_OVERHEAD_S = 30e-6   # hold kernel, events, synchronize per region
-CALL_OVERHEAD_S = 0.02      # Google Benchmark, buffers kept across calls, stream creation
-EXE_STARTUP_S = 1.0         # process, CUDA context, NVML, catalogue
-NCCL_INIT_S = 1.5           # one set of communicators
-NCCL_LATENCY_S = 15e-6      # one small allreduce
+HOST_MEMSET_BPS = 10e9  # writing the 256 MiB host-cache flush buffer
+HOST_CHECK_PER_S = 0.5e9  # elements (words) the host checks or generates per second
+KERNEL_LAUNCH_S = 4e-6  # an empty kernel's launch, host side
+SYNC_S = 10e-6  # a synchronize round trip
+REGION_OVERHEAD_S = 30e-6  # hold kernel, events, synchronize per region
+CALL_OVERHEAD_S = 0.02  # Google Benchmark, buffers kept across calls, stream creation
+EXE_STARTUP_S = 1.0  # process, CUDA context, NVML, catalogue
+NCCL_INIT_S = 1.5  # one set of communicators
+NCCL_LATENCY_S = 15e-6  # one small allreduce
 
 DEFAULTS = {"min_time": 0.05, "warmup": 0.2, "sustained": 10.0, "repetitions": 1, "max_op": 1.0}
 
 # The LLM layers of triaudit_gemm (gemm_catalogue.cpp llm_shapes): (in_features, out_features).
 LLM_LAYERS = {
-    "llama2-7b-qkv": (4096, 12288), "llama2-7b-attn_out": (4096, 4096), "llama2-7b-mlp_up": (4096, 11008),
-    "llama2-7b-mlp_down": (11008, 4096), "llama2-70b-qkv": (8192, 10240), "llama2-70b-attn_out": (8192, 8192),
-    "llama2-70b-mlp_up": (8192, 28672), "llama2-70b-mlp_down": (28672, 8192),
+    "llama2-7b-qkv": (4096, 12288),
+    "llama2-7b-attn_out": (4096, 4096),
+    "llama2-7b-mlp_up": (4096, 11008),
+    "llama2-7b-mlp_down": (11008, 4096),
+    "llama2-70b-qkv": (8192, 10240),
+    "llama2-70b-attn_out": (8192, 8192),
+    "llama2-70b-mlp_up": (8192, 28672),
+    "llama2-70b-mlp_down": (28672, 8192),
 }
 CEILING_SHAPES = [(m, n, k) for m in (4096, 8192, 16384) for n in (4096, 8192) for k in (4096, 8192)]
-PRECISION_RATE = {"fp64": ("fp64_tc", "fp64"), "fp32": ("fp32",), "tf32": ("tf32",), "fp16": ("fp16",),
-                  "fp16acc16": ("fp16",), "bf16": ("bf16",), "fp8e4m3": ("fp8",), "fp8e4m3fast": ("fp8",),
-                  "int8": ("int8",), "": ()}
-PRECISION_BYTES = {"fp64": (8, 8), "fp32": (4, 4), "tf32": (4, 4), "fp16": (2, 2), "fp16acc16": (2, 2),
-                   "bf16": (2, 2), "fp8e4m3": (1, 2), "fp8e4m3fast": (1, 2), "int8": (1, 4)}
+PRECISION_RATE = {
+    "fp64": ("fp64_tc", "fp64"),
+    "fp32": ("fp32",),
+    "tf32": ("tf32",),
+    "fp16": ("fp16",),
+    "fp16acc16": ("fp16",),
+    "bf16": ("bf16",),
+    "fp8e4m3": ("fp8",),
+    "fp8e4m3fast": ("fp8",),
+    "int8": ("int8",),
+    "": (),
+}
+PRECISION_BYTES = {
+    "fp64": (8, 8),
+    "fp32": (4, 4),
+    "tf32": (4, 4),
+    "fp16": (2, 2),
+    "fp16acc16": (2, 2),
+    "bf16": (2, 2),
+    "fp8e4m3": (1, 2),
+    "fp8e4m3fast": (1, 2),
+    "int8": (1, 4),
+}
 # Ladder levels' speed relative to cuBLASLt (planning figures; level 0-1 run on CUDA cores).
 LADDER_SLOWDOWN = {0: 200.0, 1: 30.0, 2: 6.0, 3: 2.0, 4: 1.6, 5: 1.3}
 
@@ -69,7 +93,7 @@ class Settings:
 @dataclass
 class CaseEstimate:
     name: str
-    seconds: float          # all repetitions and the first call's setup
+    seconds: float  # all repetitions and the first call's setup
     note: str = ""
 
 
@@ -94,9 +118,14 @@ def settings_from_args(args: list[str]) -> Settings:
             if a.startswith(flag + "="):
                 return float(a.split("=", 1)[1])
         return default
-    return Settings(value("--min-time", DEFAULTS["min_time"]), value("--warmup-s", DEFAULTS["warmup"]),
-                    value("--sustained-s", DEFAULTS["sustained"]), int(value("--benchmark_repetitions", 1)),
-                    value("--max-op-seconds", DEFAULTS["max_op"]))
+
+    return Settings(
+        value("--min-time", DEFAULTS["min_time"]),
+        value("--warmup-s", DEFAULTS["warmup"]),
+        value("--sustained-s", DEFAULTS["sustained"]),
+        int(value("--benchmark_repetitions", 1)),
+        value("--max-op-seconds", DEFAULTS["max_op"]),
+    )
 
 
 def _args(name: str) -> dict[str, str]:
@@ -189,7 +218,11 @@ def _gemm(name: str, card: specs.CardSpec, s: Settings) -> float:
         precision = "fp32" if level <= 1 else "bf16"
         rate = _gemm_rate(card, precision) or rate
         slow = LADDER_SLOWDOWN.get(level, 2.0)
-        return probe + st + s.repetitions * (_loop(s, ops * one(m, n, k) * slow) + _loop(s, ops * one(m, n, k)) - CALL_OVERHEAD_S)
+        return (
+            probe
+            + st
+            + s.repetitions * (_loop(s, ops * one(m, n, k) * slow) + _loop(s, ops * one(m, n, k)) - CALL_OVERHEAD_S)
+        )
     return probe + st + s.repetitions * _loop(s, ops * one(m, n, k), 0.02)
 
 
@@ -221,7 +254,7 @@ def _launch(name: str, card: specs.CardSpec, s: Settings) -> float:
     parts = name.split("/")
     a = _args(name)
     if parts[1] == "chain_fit":
-        kernels = sum(2 ** i for i in range(11))
+        kernels = sum(2**i for i in range(11))
         per = kernels * 8 * (KERNEL_LAUNCH_S + 1e-6) + 11 * 0.002  # 8 runs per length, graph builds
         return s.repetitions * (CALL_OVERHEAD_S + per)
     if parts[1] == "fusion":
@@ -241,7 +274,7 @@ def _allreduce(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float
     ranks = int(a.get("gpus", gpus))
     if ranks > gpus:
         return CALL_OVERHEAD_S * s.repetitions
-    link = (card.nvlink_gbps / 2 * 1e9 if card.nvlink_gbps and ranks > 1 else card.mem_bw / 2)
+    link = card.nvlink_gbps / 2 * 1e9 if card.nvlink_gbps and ranks > 1 else card.mem_bw / 2
     one = NCCL_LATENCY_S + size * (2.0 * (ranks - 1) / ranks if ranks > 1 else 1.0) / link
     ops = max(20, min(200, (32 << 20) // max(size, 1)))
     check = size / 4 / HOST_CHECK_PER_S / 20  # counted on the device; a little host work
@@ -292,8 +325,11 @@ def estimate_cases(executable: str, names: list[str], card: specs.CardSpec, s: S
 
 def list_cases(exe: Path, args: list[str]) -> list[str]:
     """The cases a profile runs, from the executable's own catalogue (no GPU needed)."""
-    keep = [a for a in args if not a.startswith(("--benchmark_repetitions", "--benchmark_out",
-                                                 "--benchmark_display_aggregates_only"))]
+    keep = [
+        a
+        for a in args
+        if not a.startswith(("--benchmark_repetitions", "--benchmark_out", "--benchmark_display_aggregates_only"))
+    ]
     try:
         p = subprocess.run([str(exe), *keep, "--benchmark_list_tests"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as e:
@@ -328,10 +364,17 @@ def parse_gpus(text: str) -> int:
     return int(text)
 
 
-def estimate_profile(build_dir: Path, profile: str, card_key: str, only: list[str] | None = None,
-                     extra_args: list[str] | None = None, gpus: int = 1) -> tuple[list[ExeEstimate], specs.CardSpec]:
+def estimate_profile(
+    build_dir: Path,
+    profile: str,
+    card_key: str,
+    only: list[str] | None = None,
+    extra_args: list[str] | None = None,
+    gpus: int = 1,
+) -> tuple[list[ExeEstimate], specs.CardSpec]:
     """Every executable of `profile` found under `build_dir`, its cases and their estimated time."""
     from . import runner  # runner imports this module lazily too
+
     card = card_by_key(card_key)
     if profile not in runner.PROFILES:
         raise ModelError(f"unknown profile {profile!r}; choose one of {', '.join(runner.PROFILES)}")

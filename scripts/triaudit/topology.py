@@ -11,6 +11,7 @@ space (`topo -p2p`); the Legend, whose `NV#` line tells `topo -m` from `topo -mp
 only: no NVLink is ever shown there, so it must not be read as "no NVLink"); old drivers' `SOC`
 (the socket interconnect, today's `SYS`).
 """
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,14 @@ LINK_MEANING = {
     "PIX": "PCIe through at most one bridge",
 }
 # P2P capability codes of `nvidia-smi topo -p2p <r|w|n|a|p>`.
-P2P_MEANING = {"OK": "supported", "CNS": "chipset not supported", "GNS": "GPU not supported",
-               "TNS": "topology not supported", "NS": "not supported", "U": "unknown"}
+P2P_MEANING = {
+    "OK": "supported",
+    "CNS": "chipset not supported",
+    "GNS": "GPU not supported",
+    "TNS": "topology not supported",
+    "NS": "not supported",
+    "U": "unknown",
+}
 # PCIe path codes from best to worst, for naming the worst pair.
 PCIE_ORDER = ["PIX", "PXB", "PHB", "NODE", "SYS", "SOC"]
 
@@ -48,9 +55,9 @@ class TopologyError(ValueError):
 @dataclass
 class Topology:
     source: str
-    kind: str                                   # "m", "mp", "p2p" or "unknown" (no Legend, no NV#)
-    devices: list[str]                          # column titles: GPU0.., NIC0../mlx5_0..
-    cells: dict[tuple[str, str], str]           # (row, column) -> code
+    kind: str  # "m", "mp", "p2p" or "unknown" (no Legend, no NV#)
+    devices: list[str]  # column titles: GPU0.., NIC0../mlx5_0..
+    cells: dict[tuple[str, str], str]  # (row, column) -> code
     affinity: dict[str, dict[str, str]] = field(default_factory=dict)  # GPU title -> column -> value
     legend: dict[str, str] = field(default_factory=dict)
     nic_legend: dict[str, str] = field(default_factory=dict)
@@ -64,7 +71,7 @@ class Topology:
 
     def gpu_pairs(self) -> list[tuple[int, int]]:
         g = self.gpus
-        return [(a, b) for k, a in enumerate(g) for b in g[k + 1:]]
+        return [(a, b) for k, a in enumerate(g) for b in g[k + 1 :]]
 
 
 def nvlink_count(code: str | None) -> int | None:
@@ -98,7 +105,9 @@ def parse_topo(text: str, source: str = "topology dump") -> Topology:
     # The header names GPU0 and has no X; GPU0's own row has an X.
     start = next((k for k, ln in enumerate(lines) if "GPU0" in ln.split() and "X" not in ln.split()), None)
     if start is None:
-        raise TopologyError(f"{source}: no matrix header (a line naming GPU0, GPU1, ...) - is this `nvidia-smi topo -m` output?")
+        raise TopologyError(
+            f"{source}: no matrix header (a line naming GPU0, GPU1, ...) - is this `nvidia-smi topo -m` output?"
+        )
     devices, titles = _split_header(lines[start])
     if len(set(devices)) != len(devices):
         raise TopologyError(f"{source}: the header names a device twice: {' '.join(devices)}")
@@ -112,12 +121,14 @@ def parse_topo(text: str, source: str = "topology dump") -> Topology:
             raise TopologyError(f"{source}: line {k + 1} starts with {row!r}, which the header does not name")
         values = tokens[1:]
         if len(values) < len(devices):
-            raise TopologyError(f"{source}: row {row} (line {k + 1}) has {len(values)} cells, the header names "
-                                f"{len(devices)} devices (a cut line?)")
+            raise TopologyError(
+                f"{source}: row {row} (line {k + 1}) has {len(values)} cells, the header names "
+                f"{len(devices)} devices (a cut line?)"
+            )
         for col, v in zip(devices, values):
             cells[(row, col)] = v
         if row.startswith("GPU"):
-            affinity[row] = dict(zip(titles, values[len(devices):]))
+            affinity[row] = dict(zip(titles, values[len(devices) :]))
         k += 1
     gpu_rows = {r for r, _ in cells if re.fullmatch(r"GPU\d+", r)}
     gpu_cols = {d for d in devices if re.fullmatch(r"GPU\d+", d)}
@@ -163,14 +174,15 @@ def _legends(lines: list[str]) -> tuple[dict[str, str], dict[str, str]]:
 
 # --- NVLink link states --------------------------------------------------------------------------
 
+
 @dataclass
 class NvlinkState:
     gpu: int
     name: str
     links: dict[int, float | None] = field(default_factory=dict)  # link -> GB/s (None: active, speed not shown)
     down: list[int] = field(default_factory=list)
-    all_inactive: bool = False   # "Unable to retrieve NVLink information as all links are inActive"
-    other: list[str] = field(default_factory=list)                 # lines not understood, kept for the user
+    all_inactive: bool = False  # "Unable to retrieve NVLink information as all links are inActive"
+    other: list[str] = field(default_factory=list)  # lines not understood, kept for the user
 
     @property
     def active(self) -> int:
@@ -221,10 +233,11 @@ def parse_nvlink_status(text: str) -> dict[int, NvlinkState]:
 
 # --- judgement -----------------------------------------------------------------------------------
 
+
 @dataclass
 class Findings:
-    rows: dict = field(default_factory=dict)       # printable lines: key -> value
-    problems: list = field(default_factory=list)   # exit 1
+    rows: dict = field(default_factory=dict)  # printable lines: key -> value
+    problems: list = field(default_factory=list)  # exit 1
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
 
@@ -239,7 +252,7 @@ def nvlink_ring_exists(gpus: list[int], linked) -> bool:
         return linked(gpus[0], gpus[1])
     first, rest = gpus[0], gpus[1:]
     if len(rest) > 10:  # beyond that only switched fabrics occur in practice: all pairs or bust
-        return all(linked(a, b) for k, a in enumerate(gpus) for b in gpus[k + 1:])
+        return all(linked(a, b) for k, a in enumerate(gpus) for b in gpus[k + 1 :])
     for order in permutations(rest):
         ring = (first,) + order
         if all(linked(ring[k], ring[(k + 1) % len(ring)]) for k in range(len(ring))):
@@ -269,27 +282,41 @@ def matrix_rows(t: Topology) -> dict[str, str]:
         if near:
             best = min(near, key=PCIE_ORDER.index)
             extra.append(f"nearest NIC {', '.join(near[best])} ({best})")
-        rows[f"GPU{i}".ljust(kw)] = "".join((t.link(i, j) or "?").rjust(w) for j in g) + ("    " + "; ".join(extra) if extra else "")
+        rows[f"GPU{i}".ljust(kw)] = "".join((t.link(i, j) or "?").rjust(w) for j in g) + (
+            "    " + "; ".join(extra) if extra else ""
+        )
     return rows
 
 
 def judge_topology(t: Topology) -> Findings:
     f = Findings()
-    what = {"m": "nvidia-smi topo -m", "mp": "nvidia-smi topo -mp (PCIe paths only)",
-            "p2p": "nvidia-smi topo -p2p (P2P capability)", "unknown": "topology matrix without a Legend"}[t.kind]
+    what = {
+        "m": "nvidia-smi topo -m",
+        "mp": "nvidia-smi topo -mp (PCIe paths only)",
+        "p2p": "nvidia-smi topo -p2p (P2P capability)",
+        "unknown": "topology matrix without a Legend",
+    }[t.kind]
     f.rows["source"] = f"{t.source}: {what}, {len(t.gpus)} GPU(s)"
     f.rows.update(matrix_rows(t))
     pairs = t.gpu_pairs()
     if t.kind == "p2p":
-        bad = [f"GPU{a}-GPU{b} ({P2P_MEANING.get(t.link(a, b), t.link(a, b))})" for a, b in pairs if t.link(a, b) != "OK"]
+        bad = [
+            f"GPU{a}-GPU{b} ({P2P_MEANING.get(t.link(a, b), t.link(a, b))})" for a, b in pairs if t.link(a, b) != "OK"
+        ]
         if bad:
-            f.warnings.append(f"peer-to-peer access is not available between {_list(bad)}: copies between these GPUs "
-                              "go through host memory and NCCL falls back to SHM")
-        f.notes.append("this dump is a P2P capability matrix, not the link matrix: take `nvidia-smi topo -m` to see NVLink")
+            f.warnings.append(
+                f"peer-to-peer access is not available between {_list(bad)}: copies between these GPUs "
+                "go through host memory and NCCL falls back to SHM"
+            )
+        f.notes.append(
+            "this dump is a P2P capability matrix, not the link matrix: take `nvidia-smi topo -m` to see NVLink"
+        )
         return f
     if t.kind == "mp":
-        f.notes.append("the dump shows PCIe paths only (`nvidia-smi topo -mp`): NVLink never appears in it, so it says "
-                       "nothing about NVLink; take `nvidia-smi topo -m` for the full link matrix")
+        f.notes.append(
+            "the dump shows PCIe paths only (`nvidia-smi topo -mp`): NVLink never appears in it, so it says "
+            "nothing about NVLink; take `nvidia-smi topo -m` for the full link matrix"
+        )
         return f
     if len(t.gpus) < 2:
         f.notes.append("one GPU: no GPU-to-GPU link to check")
@@ -297,21 +324,31 @@ def judge_topology(t: Topology) -> Findings:
     nv = {(a, b): nvlink_count(t.link(a, b)) for a, b in pairs}
     without = [(a, b) for (a, b), n in nv.items() if not n]
     if t.kind == "unknown" and len(without) == len(pairs):
-        f.warnings.append(f"{t.source} has no NVLink entry and no Legend, so it cannot tell `topo -m` from `topo -mp` "
-                          "(which never shows NVLink); if it is `topo -m`, no GPU pair has NVLink")
+        f.warnings.append(
+            f"{t.source} has no NVLink entry and no Legend, so it cannot tell `topo -m` from `topo -mp` "
+            "(which never shows NVLink); if it is `topo -m`, no GPU pair has NVLink"
+        )
         return f
     if len(without) == len(pairs):
         worst = max((t.link(a, b) for a, b in pairs), key=lambda c: PCIE_ORDER.index(c) if c in PCIE_ORDER else -1)
-        f.warnings.append(f"no NVLink between any of the {len(t.gpus)} GPUs: every GPU-to-GPU transfer crosses PCIe "
-                          f"(worst path {worst}: {describe_link(worst)}); tensor parallelism across them will be "
-                          "bound by PCIe")
+        f.warnings.append(
+            f"no NVLink between any of the {len(t.gpus)} GPUs: every GPU-to-GPU transfer crosses PCIe "
+            f"(worst path {worst}: {describe_link(worst)}); tensor parallelism across them will be "
+            "bound by PCIe"
+        )
         return f
     if without:
         names = [f"GPU{a}-GPU{b} ({t.link(a, b)})" for a, b in without]
         ring = nvlink_ring_exists(t.gpus, lambda a, b: bool(nv.get((min(a, b), max(a, b)))))
-        f.warnings.append(f"{len(without)} of {len(pairs)} GPU pairs have no NVLink: {_list(names)}; transfers between "
-                          "them cross PCIe" + ("" if ring else "; no ring over NVLink alone exists, so a ring "
-                                                                "allreduce over all GPUs crosses PCIe somewhere"))
+        f.warnings.append(
+            f"{len(without)} of {len(pairs)} GPU pairs have no NVLink: {_list(names)}; transfers between "
+            "them cross PCIe"
+            + (
+                ""
+                if ring
+                else "; no ring over NVLink alone exists, so a ring allreduce over all GPUs crosses PCIe somewhere"
+            )
+        )
     counts = sorted({n for n in nv.values() if n})
     if len(counts) > 1 and not without:
         # Every pair linked with unequal counts: on a switched fabric (NV18 everywhere) fewer links
@@ -319,8 +356,10 @@ def judge_topology(t: Topology) -> Findings:
         common = max(counts, key=lambda c: sum(1 for n in nv.values() if n == c))
         low = [f"GPU{a}-GPU{b} (NV{n})" for (a, b), n in nv.items() if n and n < common]
         if low:
-            f.warnings.append(f"most GPU pairs have NV{common} but {_list(low)} have fewer links: a link may be down "
-                              "(see the NVLink states)")
+            f.warnings.append(
+                f"most GPU pairs have NV{common} but {_list(low)} have fewer links: a link may be down "
+                "(see the NVLink states)"
+            )
     return f
 
 
@@ -336,17 +375,24 @@ def judge_nvlink(states: dict[int, NvlinkState], gpus: list[int] | None = None) 
             f.rows[f"GPU{g}"] = "all links inactive (NVML)"
         elif s.total:
             speeds = sorted({v for v in s.links.values() if v})
-            f.rows[f"GPU{g}"] = (f"{s.active}/{s.total} links up" + (f" at {', '.join(f'{v:g}' for v in speeds)} GB/s" if speeds else "")
-                                 + (f"; down: {', '.join(map(str, s.down))}" if s.down else ""))
+            f.rows[f"GPU{g}"] = (
+                f"{s.active}/{s.total} links up"
+                + (f" at {', '.join(f'{v:g}' for v in speeds)} GB/s" if speeds else "")
+                + (f"; down: {', '.join(map(str, s.down))}" if s.down else "")
+            )
         else:
             f.rows[f"GPU{g}"] = "no NVLink reported"
         if s.active and s.down:
-            f.problems.append(f"GPU{g} ({s.name}): NVLink link(s) {', '.join(map(str, s.down))} down, {s.active} of "
-                              f"{s.total} up: GPU-to-GPU bandwidth over NVLink drops in proportion (reseat/replace, "
-                              "check `nvidia-smi nvlink -e` error counters)")
+            f.problems.append(
+                f"GPU{g} ({s.name}): NVLink link(s) {', '.join(map(str, s.down))} down, {s.active} of "
+                f"{s.total} up: GPU-to-GPU bandwidth over NVLink drops in proportion (reseat/replace, "
+                "check `nvidia-smi nvlink -e` error counters)"
+            )
         elif (s.all_inactive or (s.total and not s.active)) and any_up:
             f.problems.append(f"GPU{g} ({s.name}): every NVLink link is down while other GPUs' links are up")
     if not any_up and any(s.total or s.all_inactive for s in states.values()):
-        f.notes.append("NVLink hardware is reported but no link is active: a PCIe card without an NVLink bridge "
-                       "reports this, as do links that all failed")
+        f.notes.append(
+            "NVLink hardware is reported but no link is active: a PCIe card without an NVLink bridge "
+            "reports this, as do links that all failed"
+        )
     return f

@@ -6,6 +6,7 @@ against an FP64 product at sampled elements.
     python -m triaudit.torch_anchor OUT.json [--size 8192]
 Exit codes: 0 written, 77 no PyTorch or no GPU (nothing written), 1 verification failed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,7 +49,7 @@ def main(argv=None) -> int:
     for _ in range(3):
         torch.matmul(x, y, out=out)
     runs = []
-    flops = 2.0 * n ** 3
+    flops = 2.0 * n**3
     name = f"gemm/torch/bf16/layout:nn/m:{n}/n:{n}/k:{n}"
     for rep in range(a.repetitions):
         iters = 20
@@ -58,13 +59,31 @@ def main(argv=None) -> int:
         stop.record()
         stop.synchronize()
         t = start.elapsed_time(stop) / 1e3 / iters
-        runs.append({"name": name, "run_name": name, "run_type": "iteration", "repetitions": a.repetitions,
-                     "repetition_index": rep, "threads": 1, "iterations": iters, "real_time": t * 1e6,
-                     "cpu_time": t * 1e6, "time_unit": "us", "flops": flops / t})
+        runs.append(
+            {
+                "name": name,
+                "run_name": name,
+                "run_type": "iteration",
+                "repetitions": a.repetitions,
+                "repetition_index": rep,
+                "threads": 1,
+                "iterations": iters,
+                "real_time": t * 1e6,
+                "cpu_time": t * 1e6,
+                "time_unit": "us",
+                "flops": flops / t,
+            }
+        )
     props = torch.cuda.get_device_properties(0)
-    context = {"executable": "triaudit.torch_anchor", "gpu_available": "true", "gpu_name": torch.cuda.get_device_name(0),
-               "compute_capability": f"{props.major}.{props.minor}", "torch_version": torch.__version__,
-               "cuda_runtime_version": str(torch.version.cuda), "verification": f"normwise error {err:.3g} at 256 samples"}
+    context = {
+        "executable": "triaudit.torch_anchor",
+        "gpu_available": "true",
+        "gpu_name": torch.cuda.get_device_name(0),
+        "compute_capability": f"{props.major}.{props.minor}",
+        "torch_version": torch.__version__,
+        "cuda_runtime_version": str(torch.version.cuda),
+        "verification": f"normwise error {err:.3g} at 256 samples",
+    }
     a.out.write_text(json.dumps({"context": context, "benchmarks": runs}, indent=1))
     print(f"torch.matmul BF16 {n}^3: {sorted(r['flops'] for r in runs)[len(runs) // 2] / 1e12:.1f} TFLOP/s -> {a.out}")
     return 0

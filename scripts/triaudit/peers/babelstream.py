@@ -9,6 +9,7 @@ elements", or when a single power of two of elements fits the rounding (BabelStr
 are powers of two), and the context says which. Lines reporting a failed validation make the
 affected kernels error entries.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,11 +21,27 @@ from .model import PeerCase, PeerRun, refuse
 
 TOOL = "babelstream"
 
-OPS = {"Copy": ("copy", 2), "Mul": ("scale", 2), "Add": ("add", 3), "Triad": ("triad", 3), "Dot": ("dot", 2),
-       "Nstream": ("nstream", 4)}
+OPS = {
+    "Copy": ("copy", 2),
+    "Mul": ("scale", 2),
+    "Add": ("add", 3),
+    "Triad": ("triad", 3),
+    "Dot": ("dot", 2),
+    "Nstream": ("nstream", 4),
+}
 TYPES = {"float": "fp32", "double": "fp64", 4: "fp32", 8: "fp64"}
-UNITS = {"mbytes": 1e6, "mb": 1e6, "mibytes": 2.0**20, "mib": 2.0**20, "gbytes": 1e9, "gb": 1e9,
-         "gibytes": 2.0**30, "gib": 2.0**30, "tb": 1e12, "tib": 2.0**40}
+UNITS = {
+    "mbytes": 1e6,
+    "mb": 1e6,
+    "mibytes": 2.0**20,
+    "mib": 2.0**20,
+    "gbytes": 1e9,
+    "gb": 1e9,
+    "gibytes": 2.0**30,
+    "gib": 2.0**30,
+    "tb": 1e12,
+    "tib": 2.0**40,
+}
 
 _ARRAY = re.compile(r"^Array size:\s*([0-9.]+)\s*(MB|MiB|GB|GiB|TB|TiB)")
 _RUNNING = re.compile(r"^Running\b.*?(\d+)\s+times")
@@ -55,12 +72,16 @@ def _array_bytes_from_text(run: PeerRun, mb: float, unit: str, elements: int | N
     lo, hi = (mb - 0.05) * factor, (mb + 0.05) * factor
     fits = [e * size_of for e in (2**k for k in range(1, 40)) if lo <= e * size_of < hi]
     if len(fits) == 1:
-        run.context["array_bytes_from"] = (f"inferred: the only power-of-two element count within the printed "
-                                           f"{mb} {unit} (BabelStream prints 0.1 {unit}; its default sizes are "
-                                           f"powers of two); --csv output gives it exactly")
+        run.context["array_bytes_from"] = (
+            f"inferred: the only power-of-two element count within the printed "
+            f"{mb} {unit} (BabelStream prints 0.1 {unit}; its default sizes are "
+            f"powers of two); --csv output gives it exactly"
+        )
         return fits[0]
-    run.not_read.append(f"the exact array size: {mb} {unit} is printed to 0.1 {unit} and no single power of two "
-                        "fits it (size given as mbytes:, not bytes:)")
+    run.not_read.append(
+        f"the exact array size: {mb} {unit} is printed to 0.1 {unit} and no single power of two "
+        "fits it (size given as mbytes:, not bytes:)"
+    )
     return None
 
 
@@ -93,7 +114,9 @@ def read_text(path: Path, text: str) -> PeerRun:
         elif _ARRAY.match(s):
             m = _ARRAY.match(s)
             array = (float(m.group(1)), m.group(2))
-        elif s.startswith("Using CUDA device") or s.startswith("Using HIP device") or s.startswith("Using OpenCL device"):
+        elif (
+            s.startswith("Using CUDA device") or s.startswith("Using HIP device") or s.startswith("Using OpenCL device")
+        ):
             run.gpu_name = s.split("device", 1)[1].strip()
         elif s.startswith("Driver:"):
             run.context["driver"] = s.split(":", 1)[1].strip()
@@ -116,13 +139,21 @@ def read_text(path: Path, text: str) -> PeerRun:
         _triad_only(run, lines, path, typ, size_arg, errors)
     else:
         if header_at is None:
-            raise refuse(path, len(lines), "BabelStream's results header ('Function  MBytes/sec  Min (sec)  Max  "
-                                           "Average'): the output ends without it (truncated?)")
+            raise refuse(
+                path,
+                len(lines),
+                "BabelStream's results header ('Function  MBytes/sec  Min (sec)  Max  "
+                "Average'): the output ends without it (truncated?)",
+            )
         header = lines[header_at].split()
         factor = _unit_factor(header[1]) if len(header) > 1 else None
         if factor is None:
-            raise refuse(path, header_at + 1, "a bandwidth unit (MBytes/sec, MB/s, GB/s, MiBytes/sec, ...) in the "
-                                              "second column", lines[header_at])
+            raise refuse(
+                path,
+                header_at + 1,
+                "a bandwidth unit (MBytes/sec, MB/s, GB/s, MiBytes/sec, ...) in the second column",
+                lines[header_at],
+            )
         rows = 0
         for k in range(header_at + 1, len(lines)):
             s = lines[k].strip()
@@ -140,8 +171,20 @@ def read_text(path: Path, text: str) -> PeerRun:
             except ValueError:
                 raise refuse(path, k + 1, "numbers in the bandwidth and time columns", lines[k]) from None
             rows += 1
-            _add(run, tokens[0], typ, size_arg, bw * factor, tmin, tmax, tavg, array_bytes, errors, num_times,
-                 exact_time=False)
+            _add(
+                run,
+                tokens[0],
+                typ,
+                size_arg,
+                bw * factor,
+                tmin,
+                tmax,
+                tavg,
+                array_bytes,
+                errors,
+                num_times,
+                exact_time=False,
+            )
         if rows == 0:
             raise refuse(path, header_at + 2, "kernel rows after the header (the output ends: truncated?)")
     run.statistic = statistics.babelstream(num_times, order, triad_only)
@@ -162,9 +205,14 @@ def _triad_only(run, lines, path, typ, size_arg, errors):
     if bw is None:
         raise refuse(path, len(lines), "the triad-only summary ('Bandwidth (GB/s):  ...'; truncated?)")
     err = errors.get("*", "")
-    run.cases.append(PeerCase(name=f"stream/triad/{typ}/cache:hot/{size_arg}".rstrip("/"),
-                              counters={} if err else {"bytes_per_second": bw}, error=err,
-                              label=f"runtime of all runs {runtime} s" if runtime is not None else ""))
+    run.cases.append(
+        PeerCase(
+            name=f"stream/triad/{typ}/cache:hot/{size_arg}".rstrip("/"),
+            counters={} if err else {"bytes_per_second": bw},
+            error=err,
+            label=f"runtime of all runs {runtime} s" if runtime is not None else "",
+        )
+    )
 
 
 def _add(run, label, typ, size_arg, bps, tmin, tmax, tavg, array_bytes, errors, num_times, exact_time):
@@ -179,13 +227,22 @@ def _add(run, label, typ, size_arg, bps, tmin, tmax, tavg, array_bytes, errors, 
         # of BabelStream swapped the Add and Mul weights): refuse a figure that is not.
         implied = bps * tmin / array_bytes
         if abs(implied - arrays) > (0.02 if exact_time else 0.25) * arrays:
-            err = (f"BabelStream's {label} bandwidth implies {implied:.2f} arrays moved per element, not "
-                   f"{arrays}: its byte weights are wrong in this version; not a number")
+            err = (
+                f"BabelStream's {label} bandwidth implies {implied:.2f} arrays moved per element, not "
+                f"{arrays}: its byte weights are wrong in this version; not a number"
+            )
     name = f"stream/{op}/{typ}/cache:hot/{size_arg}".rstrip("/")
-    counters = {} if err else {"bytes_per_second": bps, "time_min_s": tmin, "time_max_s": tmax,
-                               "time_mean_s": tavg}
-    run.cases.append(PeerCase(name=name, counters=counters, time_s=None if err else tmin, error=err,
-                              iterations=num_times, label="time is the fastest run; bandwidth from it"))
+    counters = {} if err else {"bytes_per_second": bps, "time_min_s": tmin, "time_max_s": tmax, "time_mean_s": tavg}
+    run.cases.append(
+        PeerCase(
+            name=name,
+            counters=counters,
+            time_s=None if err else tmin,
+            error=err,
+            iterations=num_times,
+            label="time is the fastest run; bandwidth from it",
+        )
+    )
 
 
 def _common(run: PeerRun) -> None:
@@ -193,8 +250,10 @@ def _common(run: PeerRun) -> None:
         run.not_read.append("the GPU name (no 'Using ... device' line)")
     if run.version is None:
         run.not_read.append("the BabelStream version (no 'Version:' line; --csv prints none)")
-    run.context["cache"] = ("hot: BabelStream does not flush the L2 between kernels (compare with triaudit's "
-                            "cold only where the arrays are several times the L2)")
+    run.context["cache"] = (
+        "hot: BabelStream does not flush the L2 between kernels (compare with triaudit's "
+        "cold only where the arrays are several times the L2)"
+    )
     if run.context.get("memory", "DEFAULT") != "DEFAULT":
         run.context["memory_note"] = f"Memory: {run.context['memory']}, not device memory: not comparable"
 
@@ -243,8 +302,9 @@ def read_csv(path: Path, text: str) -> PeerRun:
             num_times = int(row["num_times"])
             bps = float(row[bw_col]) * factor
         except (KeyError, ValueError):
-            raise refuse(path, k + 1, "integers n_elements, sizeof, num_times and a number for the bandwidth",
-                         line) from None
+            raise refuse(
+                path, k + 1, "integers n_elements, sizeof, num_times and a number for the bandwidth", line
+            ) from None
         typ = TYPES.get(size_of, f"{size_of}byte")
         array_bytes = n * size_of
         size_arg = f"bytes:{array_bytes}"
@@ -253,14 +313,18 @@ def read_csv(path: Path, text: str) -> PeerRun:
                 tmin, tmax, tavg = (float(row[c]) for c in ("min_runtime", "max_runtime", "avg_runtime"))
             except ValueError:
                 raise refuse(path, k + 1, "numbers in min_runtime, max_runtime, avg_runtime", line) from None
-            _add(run, cells[0], typ, size_arg, bps, tmin, tmax, tavg, array_bytes, errors, num_times,
-                 exact_time=True)
-        else:   # --only Triad in 4.x/5.0: gbytes_per_sec over one loop of num_times triads
+            _add(run, cells[0], typ, size_arg, bps, tmin, tmax, tavg, array_bytes, errors, num_times, exact_time=True)
+        else:  # --only Triad in 4.x/5.0: gbytes_per_sec over one loop of num_times triads
             triad_only = True
             err = errors.get("*", "")
-            run.cases.append(PeerCase(name=f"stream/triad/{typ}/cache:hot/{size_arg}",
-                                      counters={} if err else {"bytes_per_second": bps}, error=err,
-                                      iterations=num_times))
+            run.cases.append(
+                PeerCase(
+                    name=f"stream/triad/{typ}/cache:hot/{size_arg}",
+                    counters={} if err else {"bytes_per_second": bps},
+                    error=err,
+                    iterations=num_times,
+                )
+            )
         rows += 1
     if rows == 0:
         raise refuse(path, len(lines), "BabelStream --csv rows after a 'function,num_times,n_elements,...' header")

@@ -3,6 +3,7 @@
 Exit codes: 0 imported; 1 imported, but some cases are error entries (wrong results, failed
 validation, a failed test); 2 bad input (nothing written).
 """
+
 from __future__ import annotations
 
 import re
@@ -18,16 +19,24 @@ READERS = {
     "babelstream": babelstream.read,
     "mamf-finder": mamf.read,
 }
-ALIASES = {"nccl": "nccl-tests", "nccl_tests": "nccl-tests", "babel-stream": "babelstream", "BabelStream": "babelstream",
-           "mamf": "mamf-finder", "mamf_finder": "mamf-finder"}
+ALIASES = {
+    "nccl": "nccl-tests",
+    "nccl_tests": "nccl-tests",
+    "babel-stream": "babelstream",
+    "BabelStream": "babelstream",
+    "mamf": "mamf-finder",
+    "mamf_finder": "mamf-finder",
+}
 
 
 def parse_size(text: str) -> int:
     m = re.fullmatch(r"\s*(\d+)\s*(B|KiB|MiB|GiB|K|M|G)?\s*", text)
     if not m:
         raise ValueError(f"--buffer-size {text!r}: expected bytes or a size like 512MiB")
-    return int(m.group(1)) * {None: 1, "B": 1, "K": 2**10, "KiB": 2**10, "M": 2**20, "MiB": 2**20,
-                              "G": 2**30, "GiB": 2**30}[m.group(2)]
+    return (
+        int(m.group(1))
+        * {None: 1, "B": 1, "K": 2**10, "KiB": 2**10, "M": 2**20, "MiB": 2**20, "G": 2**30, "GiB": 2**30}[m.group(2)]
+    )
 
 
 def read_file(tool: str, path: Path, buffer_bytes: int | None = None):
@@ -46,8 +55,15 @@ def read_file(tool: str, path: Path, buffer_bytes: int | None = None):
     return READERS[tool](path, text), raw
 
 
-def run_import(tool: str, files: list[Path], results: Path, card: str | None = None, buffer_size: str | None = None,
-               command: str = "triaudit import", out=print) -> int:
+def run_import(
+    tool: str,
+    files: list[Path],
+    results: Path,
+    card: str | None = None,
+    buffer_size: str | None = None,
+    command: str = "triaudit import",
+    out=print,
+) -> int:
     tool = ALIASES.get(tool, tool)
     if tool not in READERS:
         out(f"triaudit import: unknown tool {tool!r}; choose one of {', '.join(READERS)}", file=sys.stderr)
@@ -69,9 +85,14 @@ def run_import(tool: str, files: list[Path], results: Path, card: str | None = N
     for r in runs:
         bad = [c for c in r.cases if c.error]
         errors += len(bad)
-        out(f"{r.source}: {r.tool} {r.version or '(version not printed)'}, {len(r.cases)} case(s)"
-            + (f", {len(bad)} error entr{'y' if len(bad) == 1 else 'ies'} (e.g. {bad[0].name}: {bad[0].error})"
-               if bad else ""))
+        out(
+            f"{r.source}: {r.tool} {r.version or '(version not printed)'}, {len(r.cases)} case(s)"
+            + (
+                f", {len(bad)} error entr{'y' if len(bad) == 1 else 'ies'} (e.g. {bad[0].name}: {bad[0].error})"
+                if bad
+                else ""
+            )
+        )
         if r.not_read:
             out(f"  not read: {'; '.join(r.not_read)}")
     out(f"wrote {folder}")

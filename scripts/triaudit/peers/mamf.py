@@ -12,6 +12,7 @@ and `/sustained` (MSMF); v2's best mean and best median keep their own names. Pe
 `gemm/torch/<precision>/layout:.../m:/n:/k:` with k the shared dimension. A log without its summary
 line was cut before mamf-finder finished and is refused.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,18 +24,30 @@ from .model import PeerCase, PeerRun, refuse
 
 TOOL = "mamf-finder"
 
-DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e4m3fn": "fp8e4m3",
-          "float8_e4m3fnuz": "fp8e4m3fnuz", "mxfp8": "mxfp8", "mxfp4": "mxfp4", "nvfp4": "nvfp4"}
+DTYPES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "float32": "fp32",
+    "float8_e4m3fn": "fp8e4m3",
+    "float8_e4m3fnuz": "fp8e4m3fnuz",
+    "mxfp8": "mxfp8",
+    "mxfp4": "mxfp4",
+    "nvfp4": "nvfp4",
+}
 
-_V1_BEST = re.compile(r"The best outcome was\s*([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)\s*\(MxNxK\)\s*"
-                      r"\(tried\s+(\d+)\s+shapes\)")
+_V1_BEST = re.compile(
+    r"The best outcome was\s*([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)\s*\(MxNxK\)\s*"
+    r"\(tried\s+(\d+)\s+shapes\)"
+)
 _TRIED = re.compile(r"^Tried\s+(\d+)\s+shapes\s*=>\s*the best outcomes were:")
 _V2_LINE = re.compile(r"^(mean|median|max):\s+([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)")
 _V3_LINE = re.compile(r"^(MAMF|MSMF)\s*\([^)]*\):\s*(.*)$")
 _HEADLINE = re.compile(r"^([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)\s*\(MxNxK\)\s*(.*)$")
 _V1_PROGRESS = re.compile(r"^\s*(\d+)\s*\|\s*([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)\s*\|")
-_V2_PROGRESS = re.compile(r"^\s*(\d+)\s*\|\s*([0-9.]+)\(mean\)\s+([0-9.]+)\(median\)\s+([0-9.]+)\(max\)\s*@\s*"
-                          r"(\d+)x(\d+)x(\d+)")
+_V2_PROGRESS = re.compile(
+    r"^\s*(\d+)\s*\|\s*([0-9.]+)\(mean\)\s+([0-9.]+)\(median\)\s+([0-9.]+)\(max\)\s*@\s*"
+    r"(\d+)x(\d+)x(\d+)"
+)
 
 
 def _shape_name(p: str, version: int, m: int, n: int, k: int) -> str:
@@ -45,7 +58,7 @@ def _shape_name(p: str, version: int, m: int, n: int, k: int) -> str:
 
 
 def read(path: Path, text: str) -> PeerRun:
-    text = re.sub(r"\x1b\[K", "\n", text).replace("\r", "\n")   # v1 logs keep the console's \r updates
+    text = re.sub(r"\x1b\[K", "\n", text).replace("\r", "\n")  # v1 logs keep the console's \r updates
     lines = text.splitlines()
     run = PeerRun(tool=TOOL, source=path, statistic="")
     dtype = None
@@ -55,7 +68,7 @@ def read(path: Path, text: str) -> PeerRun:
     for k, line in enumerate(lines):
         s = line.strip()
         if s.startswith("Benchmark started on"):
-            run.context["peer_run_started"] = s[len("Benchmark started on"):].strip()
+            run.context["peer_run_started"] = s[len("Benchmark started on") :].strip()
         elif s == "** Command line:" and k + 1 < len(lines):
             cmd = lines[k + 1].strip()
             run.context["command"] = cmd
@@ -81,9 +94,13 @@ def read(path: Path, text: str) -> PeerRun:
     if dtype not in DTYPES:
         raise refuse(path, None, f"a known dtype ({', '.join(DTYPES)})", dtype)
     if summary_at is None:
-        raise refuse(path, len(lines), "mamf-finder's final summary ('The best outcome was ...' or 'Tried N shapes "
-                                       "=> the best outcomes were:'): the log ends before it (interrupted?)",
-                     lines[-1] if lines else "")
+        raise refuse(
+            path,
+            len(lines),
+            "mamf-finder's final summary ('The best outcome was ...' or 'Tried N shapes "
+            "=> the best outcomes were:'): the log ends before it (interrupted?)",
+            lines[-1] if lines else "",
+        )
     p = DTYPES[dtype]
     if version is None:
         version = 1 if _V1_BEST.search(lines[summary_at]) else 2
@@ -93,14 +110,14 @@ def read(path: Path, text: str) -> PeerRun:
     run.version = f"benchmark version {version}"
     _progress(run, lines[:summary_at], p, version, iterations)
     _summary(run, lines, summary_at, path, p, version, iterations)
-    run.statistic = ("max over shapes; per case: " + "; ".join(sorted({c.statistic for c in run.cases
-                                                                     if c.statistic})))
+    run.statistic = "max over shapes; per case: " + "; ".join(sorted({c.statistic for c in run.cases if c.statistic}))
     if run.gpu_name is None:
         run.not_read.append("the GPU name (no device properties line)")
     if not any(c.name.startswith("gemm/torch/") for c in run.cases):
         run.not_read.append("per-shape results (the log kept no progress lines)")
-    run.context["statistic_by_case"] = json.dumps({f"peer/{TOOL}/{c.name}": c.statistic
-                                                   for c in run.cases if c.statistic})
+    run.context["statistic_by_case"] = json.dumps(
+        {f"peer/{TOOL}/{c.name}": c.statistic for c in run.cases if c.statistic}
+    )
     return run
 
 
@@ -124,8 +141,14 @@ def _progress(run, lines, p, version, iterations):
         if name in seen:
             continue
         seen.add(name)
-        run.cases.append(PeerCase(name=name, counters=counters, statistic=stat,
-                                  label=f"mamf-finder shape {'x'.join(map(str, shape))} (MxNxK as it prints)"))
+        run.cases.append(
+            PeerCase(
+                name=name,
+                counters=counters,
+                statistic=stat,
+                label=f"mamf-finder shape {'x'.join(map(str, shape))} (MxNxK as it prints)",
+            )
+        )
 
 
 def _summary(run, lines, at, path, p, version, iterations):
@@ -133,10 +156,14 @@ def _summary(run, lines, at, path, p, version, iterations):
     m = _V1_BEST.search(s)
     if m:
         shape = "x".join(m.group(i) for i in (2, 3, 4))
-        run.cases.append(PeerCase(name=f"gemm/ceiling/{p}/burst",
-                                  counters={"flops": float(m.group(1)) * 1e12, "shapes_tried": float(m.group(5))},
-                                  statistic=statistics.mamf(1, "max", iterations),
-                                  label=f"best shape {shape} (MxNxK as mamf-finder v1 prints it: N is shared)"))
+        run.cases.append(
+            PeerCase(
+                name=f"gemm/ceiling/{p}/burst",
+                counters={"flops": float(m.group(1)) * 1e12, "shapes_tried": float(m.group(5))},
+                statistic=statistics.mamf(1, "max", iterations),
+                label=f"best shape {shape} (MxNxK as mamf-finder v1 prints it: N is shared)",
+            )
+        )
         return
     shapes = float(_TRIED.match(s).group(1))
     found = 0
@@ -148,10 +175,14 @@ def _summary(run, lines, at, path, p, version, iterations):
             col = m2.group(1)
             shape = "x".join(m2.group(i) for i in (3, 4, 5))
             name = {"max": "burst", "median": "best_median", "mean": "best_mean"}[col]
-            run.cases.append(PeerCase(name=f"gemm/ceiling/{p}/{name}",
-                                      counters={"flops": float(m2.group(2)) * 1e12, "shapes_tried": shapes},
-                                      statistic=statistics.mamf(2, col, iterations),
-                                      label=f"best shape by the {col}: {shape} (MxNxK)"))
+            run.cases.append(
+                PeerCase(
+                    name=f"gemm/ceiling/{p}/{name}",
+                    counters={"flops": float(m2.group(2)) * 1e12, "shapes_tried": shapes},
+                    statistic=statistics.mamf(2, col, iterations),
+                    label=f"best shape by the {col}: {shape} (MxNxK)",
+                )
+            )
             found += 1
         elif m3:
             which, rest = m3.group(1), m3.group(2).strip()
@@ -173,8 +204,18 @@ def _summary(run, lines, at, path, p, version, iterations):
             if mhz:
                 counters["sm_clock_mhz"] = float(mhz.group(1))
             shape = "x".join(h.group(i) for i in (2, 3, 4))
-            run.cases.append(PeerCase(name=name, counters=counters, statistic=stat,
-                                      label=f"{which} at {shape} (MxNxK), {extra.strip()}".rstrip(", ")))
+            run.cases.append(
+                PeerCase(
+                    name=name,
+                    counters=counters,
+                    statistic=stat,
+                    label=f"{which} at {shape} (MxNxK), {extra.strip()}".rstrip(", "),
+                )
+            )
     if found == 0:
-        raise refuse(path, at + 2, "mean/median/max or MAMF/MSMF lines after 'Tried N shapes => the best outcomes "
-                                   "were:' (truncated?)", lines[at + 1] if at + 1 < len(lines) else "")
+        raise refuse(
+            path,
+            at + 2,
+            "mean/median/max or MAMF/MSMF lines after 'Tried N shapes => the best outcomes were:' (truncated?)",
+            lines[at + 1] if at + 1 < len(lines) else "",
+        )

@@ -3,6 +3,7 @@ tool's own statistic, and a list of what the output did not say.
 
 Standard library only: the readers also run on a bare GPU machine's python3.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,24 +25,24 @@ def refuse(path: Path | str, line: int | None, expected: str, found: str | None 
 
 @dataclass
 class PeerCase:
-    name: str                                  # triaudit's scheme, without the peer/<tool>/ prefix
+    name: str  # triaudit's scheme, without the peer/<tool>/ prefix
     counters: dict[str, float] = field(default_factory=dict)
-    time_s: float | None = None                # per operation, only where the tool prints a time
-    error: str = ""                            # non-empty: an error entry, never a number
+    time_s: float | None = None  # per operation, only where the tool prints a time
+    error: str = ""  # non-empty: an error entry, never a number
     label: str = ""
     iterations: int | None = None
-    statistic: str = ""                        # where it differs from the run's statistic
+    statistic: str = ""  # where it differs from the run's statistic
 
 
 @dataclass
 class PeerRun:
-    tool: str                                  # nccl-tests, nvbandwidth, babelstream, mamf-finder
+    tool: str  # nccl-tests, nvbandwidth, babelstream, mamf-finder
     source: Path
-    statistic: str                             # the tool's own statistic, in words, from its source
-    version: str | None = None                 # as printed; None where the output does not say
-    gpu_name: str | None = None                # as printed; None where the output does not say
+    statistic: str  # the tool's own statistic, in words, from its source
+    version: str | None = None  # as printed; None where the output does not say
+    gpu_name: str | None = None  # as printed; None where the output does not say
     context: dict[str, str] = field(default_factory=dict)
-    not_read: list[str] = field(default_factory=list)   # what the output lacks or was left out
+    not_read: list[str] = field(default_factory=list)  # what the output lacks or was left out
     cases: list[PeerCase] = field(default_factory=list)
 
 

@@ -7,6 +7,7 @@ lines inside the table are skipped; a table without its `# Avg bus bandwidth` fo
 and refused. Rows with `#wrong` != 0 (or an old `error` column above nccl-tests' own tolerance)
 become error entries, never numbers.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,12 +21,23 @@ from .model import PeerCase, PeerRun, gpu_name_of, refuse
 TOOL = "nccl-tests"
 
 # nccl-tests type names -> triaudit's (others keep their own name).
-TYPES = {"float": "fp32", "half": "fp16", "bfloat16": "bf16", "double": "fp64", "f8e4m3": "fp8e4m3",
-         "f8e5m2": "fp8e5m2", "float32": "fp32", "float16": "fp16", "float64": "fp64"}
+TYPES = {
+    "float": "fp32",
+    "half": "fp16",
+    "bfloat16": "bf16",
+    "double": "fp64",
+    "f8e4m3": "fp8e4m3",
+    "f8e5m2": "fp8e5m2",
+    "float32": "fp32",
+    "float16": "fp16",
+    "float64": "fp64",
+}
 # Old nccl-tests printed the largest deviation ("error"), failing a row above these (deltaMaxValue).
 OLD_ERROR_TOLERANCE = {"fp16": 5e-2, "bf16": 1e-2, "fp32": 1e-5, "fp64": 1e-12}
 
-_RANK = re.compile(r"^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*?)\s*$")
+_RANK = re.compile(
+    r"^#\s+Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s+(.*?)\s*$"
+)
 _CONFIG = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
 _VERSION = re.compile(r"^#\s*nccl-tests version\s+(\S+)\s+nccl-headers=(\d+)\s+nccl-library=(\d+)")
 _NCCL_VERSION = re.compile(r"NCCL version\s+(\d+\.\d+\.\d+\S*)")
@@ -53,8 +65,7 @@ def _algo_arg(value: str | None) -> str:
     return re.sub(r"[^a-z0-9^,_]+", "_", value.strip().lower()) or "auto"
 
 
-def case_name(collective: str, placement: str, ntype: str, redop: str, root: int | None, algo: str,
-              size: int) -> str:
+def case_name(collective: str, placement: str, ntype: str, redop: str, root: int | None, algo: str, size: int) -> str:
     typ = TYPES.get(ntype, ntype)
     parts = [collective, placement, typ]
     if redop and redop != "sum":
@@ -157,9 +168,13 @@ def read_text(path: Path, text: str) -> PeerRun:
         m = _CONFIG.match(s)
         if m:
             run.context["config"] = s.lstrip("# ").strip()
-            for key, pat in (("warmup", r"warmup iters:\s*(\d+)"), ("iters", r"(?<!warmup )iters:\s*(\d+)"),
-                             ("agg", r"agg iters:\s*(\d+)"), ("validation", r"validation:\s*(\d+)"),
-                             ("graph", r"graph:\s*(\d+)")):
+            for key, pat in (
+                ("warmup", r"warmup iters:\s*(\d+)"),
+                ("iters", r"(?<!warmup )iters:\s*(\d+)"),
+                ("agg", r"agg iters:\s*(\d+)"),
+                ("validation", r"validation:\s*(\d+)"),
+                ("graph", r"graph:\s*(\d+)"),
+            ):
                 mm = re.search(pat, s)
                 if mm:
                     config[key] = int(mm.group(1))
@@ -182,11 +197,12 @@ def read_text(path: Path, text: str) -> PeerRun:
         tokens = s.lstrip("#").split()
         if s.startswith("#") and "size" in tokens and "busbw" in tokens:
             lead, groups, has_ts = _parse_header(tokens, path, lineno, line)
-            titles = group_titles if len(group_titles) == len(groups) else ["out-of-place", "in-place"][:len(groups)]
+            titles = group_titles if len(group_titles) == len(groups) else ["out-of-place", "in-place"][: len(groups)]
             if len(groups) > 2:
                 raise refuse(path, lineno, "at most an out-of-place and an in-place group of columns", line)
-            i, zeros = _read_rows(run, lines, i + 1, path, lead, groups, titles, has_ts, collective, config,
-                                  _algo_arg(algo_env), seen)
+            i, zeros = _read_rows(
+                run, lines, i + 1, path, lead, groups, titles, has_ts, collective, config, _algo_arg(algo_env), seen
+            )
             zero_rows += zeros
             tables += 1
             group_titles = []
@@ -226,18 +242,23 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
             continue
         tokens = s.split()
         if not tokens[0].isdigit():
-            raise refuse(path, lineno, f"a row of the table ({full} columns starting with the size) or "
-                                       "its '# Avg bus bandwidth' footer", line)
+            raise refuse(
+                path,
+                lineno,
+                f"a row of the table ({full} columns starting with the size) or its '# Avg bus bandwidth' footer",
+                line,
+            )
         body = tokens[:-2] if has_ts else tokens
         present = list(zip(titles, groups))
         if len(body) == len(lead) + sum(widths):
             pass
         elif len(groups) == 2 and len(body) == len(lead) + widths[1]:
-            present = present[1:]          # no out-of-place part (trace replay prints blanks)
+            present = present[1:]  # no out-of-place part (trace replay prints blanks)
         else:
-            raise refuse(path, lineno, f"{full} columns ({' '.join(lead)} then "
-                                       f"{' / '.join(' '.join(g) for g in groups)})", line)
-        row = dict(zip(lead, body[:len(lead)]))
+            raise refuse(
+                path, lineno, f"{full} columns ({' '.join(lead)} then {' / '.join(' '.join(g) for g in groups)})", line
+            )
+        row = dict(zip(lead, body[: len(lead)]))
         try:
             size = int(row["size"])
             count = int(row.get("count", "1"))
@@ -250,7 +271,7 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
             continue
         pos = len(lead)
         for title, names in present:
-            values = body[pos:pos + len(names)]
+            values = body[pos : pos + len(names)]
             pos += len(names)
             try:
                 counters, time_s, _ = _group_counters(names, values)
@@ -260,19 +281,35 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
                         err = _wrong_to_error(kind, values[names.index(kind)], row["type"])
             except ValueError:
                 raise refuse(path, lineno, f"numbers in the {title} columns ({' '.join(names)})", line) from None
-            name = case_name(collective or "allreduce", _placement(title, config["graph"]), row["type"],
-                             row.get("redop", ""), root, algo, size)
+            name = case_name(
+                collective or "allreduce",
+                _placement(title, config["graph"]),
+                row["type"],
+                row.get("redop", ""),
+                root,
+                algo,
+                size,
+            )
             if not err and not all(math.isfinite(v) for v in counters.values()):
                 err = "nccl-tests printed a non-finite bandwidth or time"
             if not err and time_s is not None and not math.isfinite(time_s):
                 err = "nccl-tests printed a non-finite time"
-            case = PeerCase(name=name, counters={} if err else counters, time_s=None if err else time_s,
-                            error=err, iterations=config["iters"])
+            case = PeerCase(
+                name=name,
+                counters={} if err else counters,
+                time_s=None if err else time_s,
+                error=err,
+                iterations=config["iters"],
+            )
             seen[name] = seen.get(name, 0) + 1
             run.cases.append(case)
         i += 1
-    raise refuse(path, len(lines), "the table's '# Avg bus bandwidth' footer (the output ends inside the table: "
-                                   "truncated, or the run died)", lines[-1] if lines else "")
+    raise refuse(
+        path,
+        len(lines),
+        "the table's '# Avg bus bandwidth' footer (the output ends inside the table: truncated, or the run died)",
+        lines[-1] if lines else "",
+    )
 
 
 def _finish(run, ranks, collective, algo_env, proto_env, config, zero_rows, seen):
@@ -293,8 +330,7 @@ def _finish(run, ranks, collective, algo_env, proto_env, config, zero_rows, seen
     if algo_env:
         run.context["nccl_algo"] = f"{algo_env} (NCCL_ALGO set by environment, from NCCL's INFO output)"
     else:
-        run.context["nccl_algo"] = ("NCCL's own choice (algo:auto): no NCCL_ALGO in the output; "
-                                    "assumed unset")
+        run.context["nccl_algo"] = "NCCL's own choice (algo:auto): no NCCL_ALGO in the output; assumed unset"
     if proto_env:
         run.context["nccl_proto"] = f"{proto_env} (NCCL_PROTO set by environment)"
     if "nccl_version" not in run.context:
@@ -312,6 +348,7 @@ def _finish(run, ranks, collective, algo_env, proto_env, config, zero_rows, seen
 
 
 # --- JSON (-J / --output_file file.json, src/util.cu) --------------------------------------------------
+
 
 def read_json(path: Path, text: str) -> PeerRun:
     try:
@@ -337,14 +374,21 @@ def read_json(path: Path, text: str) -> PeerRun:
             k, v = e.split("=", 1)
             env[k] = v
     cfg = data.get("config") or {}
-    config = {"iters": cfg.get("iterations"), "warmup": cfg.get("warmup_iters"),
-              "agg": cfg.get("aggregated_iterations") or 1, "graph": cfg.get("graph") or 0,
-              "validation": cfg.get("validation")}
+    config = {
+        "iters": cfg.get("iterations"),
+        "warmup": cfg.get("warmup_iters"),
+        "agg": cfg.get("aggregated_iterations") or 1,
+        "graph": cfg.get("graph") or 0,
+        "validation": cfg.get("validation"),
+    }
     ranks = {}
     for d in cfg.get("devices") or []:
         if isinstance(d, dict) and "rank" in d:
-            ranks[int(d["rank"])] = (str(d.get("hostname", "")), str(d.get("device_hex", "")),
-                                     str(d.get("device_info", "")))
+            ranks[int(d["rank"])] = (
+                str(d.get("hostname", "")),
+                str(d.get("device_hex", "")),
+                str(d.get("device_info", "")),
+            )
     algo = _algo_arg(env.get("NCCL_ALGO"))
     seen: dict[str, int] = {}
     results = data["results"]
@@ -365,8 +409,15 @@ def read_json(path: Path, text: str) -> PeerRun:
                 continue
             if not isinstance(part, dict):
                 raise refuse(path, None, f"results[{k}].{key} to be an object")
-            name = case_name(collective or "allreduce", _placement(title, config["graph"]), str(r["type"]),
-                             str(r.get("redop", "")), root, algo, int(r["size"]))
+            name = case_name(
+                collective or "allreduce",
+                _placement(title, config["graph"]),
+                str(r["type"]),
+                str(r.get("redop", "")),
+                root,
+                algo,
+                int(r["size"]),
+            )
             vals = {f: part.get(f) for f in ("time", "cpu_time", "alg_bw", "bus_bw")}
             nums = {f: (float("nan") if v == "nan" else v) for f, v in vals.items() if v is not None}
             if any(not isinstance(v, (int, float)) for v in nums.values()):
@@ -388,8 +439,15 @@ def read_json(path: Path, text: str) -> PeerRun:
             if not err and not all(math.isfinite(v) for v in counters.values()):
                 err = "nccl-tests wrote a non-finite bandwidth or time"
             seen[name] = seen.get(name, 0) + 1
-            run.cases.append(PeerCase(name=name, counters={} if err else counters, time_s=None if err else time_s,
-                                      error=err, iterations=r.get("actual_iterations") or config["iters"]))
+            run.cases.append(
+                PeerCase(
+                    name=name,
+                    counters={} if err else counters,
+                    time_s=None if err else time_s,
+                    error=err,
+                    iterations=r.get("actual_iterations") or config["iters"],
+                )
+            )
     avg = data.get("average_bus_bandwidth")
     if isinstance(avg, dict) and "bandwidth" in avg:
         run.context["avg_bus_bandwidth_gbps"] = str(avg["bandwidth"])

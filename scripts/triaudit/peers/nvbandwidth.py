@@ -9,6 +9,7 @@ copy size nor -i/-m: `--buffer-size` supplies the size when known; otherwise the
 `bytes:` argument and the context says so. A 0 in a matrix means "not measured" (older versions
 print 0.00 for skipped pairs and the diagonal), never a bandwidth.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,15 +28,15 @@ class Matrix:
     description: str
     line: int
     columns: list[str]
-    cells: dict = field(default_factory=dict)      # (row label, column label) -> float | None
-    key: str = ""                                  # from the SUM / &&&& PERF line
+    cells: dict = field(default_factory=dict)  # (row label, column label) -> float | None
+    key: str = ""  # from the SUM / &&&& PERF line
 
 
 @dataclass
 class Test:
     key: str
     line: int
-    status: str = ""                               # "" (results), Waived, Error, ...
+    status: str = ""  # "" (results), Waived, Error, ...
     message: str = ""
     matrices: list = field(default_factory=list)
 
@@ -115,13 +116,13 @@ def read_text(path: Path, text: str, buffer_bytes: int | None = None) -> PeerRun
             devices[len(devices)] = (m.group(3), m.group(4))
         elif s.startswith("Running ") and s.endswith("."):
             _check_done(current, path)
-            current = Test(key=s[len("Running "):-1].strip(), line=lineno)
+            current = Test(key=s[len("Running ") : -1].strip(), line=lineno)
             tests.append(current)
         elif _STATUS.match(s):
             m = _STATUS.match(s)
             if current is not None and not current.matrices and not current.status:
                 current.status, current.message = m.group(1), m.group(2)
-            else:   # e.g. "ERROR: Testcase x not found!" before any Running line
+            else:  # e.g. "ERROR: Testcase x not found!" before any Running line
                 tests.append(Test(key=m.group(2) or m.group(1), line=lineno, status=m.group(1), message=m.group(2)))
         elif _DESCRIPTION.search(s) and current is not None:
             i = _read_matrix(current, lines, i, path)
@@ -141,8 +142,12 @@ def read_text(path: Path, text: str, buffer_bytes: int | None = None) -> PeerRun
 
 def _check_done(test: Test | None, path: Path) -> None:
     if test is not None and not test.matrices and not test.status:
-        raise refuse(path, test.line, f"the bandwidth matrix of {test.key} (or a Waived/Error line) after "
-                                      "this line: the output ends or moves on without it (truncated?)")
+        raise refuse(
+            path,
+            test.line,
+            f"the bandwidth matrix of {test.key} (or a Waived/Error line) after "
+            "this line: the output ends or moves on without it (truncated?)",
+        )
 
 
 def _read_matrix(test: Test, lines: list[str], i: int, path: Path) -> int:
@@ -171,8 +176,11 @@ def _read_matrix(test: Test, lines: list[str], i: int, path: Path) -> int:
             raise refuse(path, j + 1, f"numbers or N/A in the matrix '{desc}'", lines[j]) from None
         j += 1
     if not m.cells:
-        raise refuse(path, j + 1 if j < len(lines) else len(lines),
-                     f"the rows of the matrix '{desc}' (the output ends here: truncated?)")
+        raise refuse(
+            path,
+            j + 1 if j < len(lines) else len(lines),
+            f"the rows of the matrix '{desc}' (the output ends here: truncated?)",
+        )
     test.matrices.append(m)
     return j
 
@@ -196,15 +204,17 @@ def _cases(run: PeerRun, tests: list[Test], buffer_bytes: int | None, path: Path
     if buffer_bytes:
         run.context["copy_size_bytes"] = f"{buffer_bytes} (given with --buffer-size; nvbandwidth does not print it)"
     else:
-        run.not_read.append("the copy size (nvbandwidth does not print it; --buffer-size supplies it): "
-                            "no bytes: argument")
+        run.not_read.append(
+            "the copy size (nvbandwidth does not print it; --buffer-size supplies it): no bytes: argument"
+        )
     run.not_read.append("-i/--testSamples and -m/--useMean (not printed): statistic as nvbandwidth's defaults")
     left_out = []
     for t in tests:
         if t.status:
             if t.status != "Waived":
-                run.cases.append(PeerCase(name=f"nvbandwidth_test/{t.key}",
-                                          error=f"nvbandwidth: {t.status}: {t.message}".strip()))
+                run.cases.append(
+                    PeerCase(name=f"nvbandwidth_test/{t.key}", error=f"nvbandwidth: {t.status}: {t.message}".strip())
+                )
             else:
                 left_out.append(f"{t.key} (waived: {t.message})" if t.message else f"{t.key} (waived)")
             continue
@@ -248,8 +258,13 @@ def _bidir_cases(run, t: Test, template, buffer_bytes, left_out) -> None:
             counters["bytes_per_second_reverse"] = second.cells[(r, c)] * 1e9
         if total is not None and total.cells.get((r, c)) is not None:
             counters["bytes_per_second_total"] = total.cells[(r, c)] * 1e9
-        run.cases.append(PeerCase(name=_name(template, r, c, buffer_bytes), counters=counters,
-                                  label=f"nvbandwidth {t.key}: first copy; reverse and total as counters"))
+        run.cases.append(
+            PeerCase(
+                name=_name(template, r, c, buffer_bytes),
+                counters=counters,
+                label=f"nvbandwidth {t.key}: first copy; reverse and total as counters",
+            )
+        )
 
 
 def read_json(path: Path, text: str, buffer_bytes: int | None = None) -> PeerRun:
@@ -259,13 +274,16 @@ def read_json(path: Path, text: str, buffer_bytes: int | None = None) -> PeerRun
         raise refuse(path, exc.lineno, f"nvbandwidth JSON ({exc.msg} at column {exc.colno}; truncated?)") from None
     root = data.get("nvbandwidth") if isinstance(data, dict) else None
     if not isinstance(root, dict):
-        raise refuse(path, 1, "an nvbandwidth JSON object ({\"nvbandwidth\": {...}})")
+        raise refuse(path, 1, 'an nvbandwidth JSON object ({"nvbandwidth": {...}})')
     run = PeerRun(tool=TOOL, source=path, statistic=statistics.nvbandwidth(None, None))
     run.version = root.get("version")
     if root.get("git_version"):
         run.context["git_version"] = str(root["git_version"])
-    for k, ctx in (("CUDA Runtime Version", "cuda_runtime_version_as_printed"), ("Driver Version", "driver_version"),
-                   ("Hostname", "host")):
+    for k, ctx in (
+        ("CUDA Runtime Version", "cuda_runtime_version_as_printed"),
+        ("Driver Version", "driver_version"),
+        ("Hostname", "host"),
+    ):
         if root.get(k) is not None:
             run.context[ctx] = str(root[k])
     if root.get("error"):
@@ -308,16 +326,20 @@ def _json_matrices(rows: list, description: str, key: str, path: Path) -> list[M
     try:
         values = [[_cell(str(v)) for v in row] for row in rows]
     except ValueError:
-        raise refuse(path, None, f"numbers or \"N/A\" in the bandwidth_matrix of {key}") from None
+        raise refuse(path, None, f'numbers or "N/A" in the bandwidth_matrix of {key}') from None
     if any(len(r) != width for r in rows):
         raise refuse(path, None, f"rows of equal length in the bandwidth_matrix of {key}")
     chunks = [values]
     if key in BIDIR and len(values) == 3 * width:
-        chunks = [values[k * width:(k + 1) * width] for k in range(3)]
+        chunks = [values[k * width : (k + 1) * width] for k in range(3)]
     out = []
     for n, chunk in enumerate(chunks):
-        m = Matrix(description=description, line=0, columns=[str(c) for c in range(width)],
-                   key=f"{key}_{('first', 'second', 'total')[n]}" if len(chunks) == 3 else key)
+        m = Matrix(
+            description=description,
+            line=0,
+            columns=[str(c) for c in range(width)],
+            key=f"{key}_{('first', 'second', 'total')[n]}" if len(chunks) == 3 else key,
+        )
         for r, row in enumerate(chunk):
             for c, v in enumerate(row):
                 m.cells[(str(r), str(c))] = v

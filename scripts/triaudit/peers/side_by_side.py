@@ -7,6 +7,7 @@ has it. Peer-only arguments (`device:`) are dropped for the match; where the pee
 unknown (nvbandwidth) or differs at bandwidth-bound sizes, or BabelStream's un-flushed arrays have
 no triaudit `cache:hot` twin, the nearest comparable case is used and the row says so.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,11 +20,16 @@ from ..table import name_parts
 from . import statistics
 
 TOLERANCE = 0.03
-LARGE = 64 << 20           # bandwidth-bound copies and arrays: sizes beyond this compare across sizes
+LARGE = 64 << 20  # bandwidth-bound copies and arrays: sizes beyond this compare across sizes
 SIZE_FLAT = {"memcpy", "p2p", "stream"}
 
-METRIC = {"allreduce": "busbw", "memcpy": "bytes_per_second", "p2p": "bytes_per_second",
-          "stream": "bytes_per_second", "gemm": "flops"}
+METRIC = {
+    "allreduce": "busbw",
+    "memcpy": "bytes_per_second",
+    "p2p": "bytes_per_second",
+    "stream": "bytes_per_second",
+    "gemm": "flops",
+}
 UNIT = {"busbw": (1e9, "GB/s"), "bytes_per_second": (1e9, "GB/s"), "flops": (1e12, "TFLOP/s")}
 PEER_ONLY_ARGS = {"device"}
 
@@ -61,11 +67,19 @@ def _candidates(target: str) -> list[tuple[str, list[str]]]:
     out = [(target, [])]
     corner, op, variant, args = name_parts(target)
     if corner == "gemm" and op == "torch":
-        out.append((target.replace("gemm/torch/", "gemm/cublaslt/", 1),
-                    ["torch.mm beside triaudit's cuBLASLt at the same shape"]))
+        out.append(
+            (
+                target.replace("gemm/torch/", "gemm/cublaslt/", 1),
+                ["torch.mm beside triaudit's cuBLASLt at the same shape"],
+            )
+        )
     if corner == "stream" and args.get("cache") == "hot":
-        out.append((target.replace("cache:hot", "cache:cold"),
-                    ["the peer does not flush the L2; triaudit's flushed (cold) case"]))
+        out.append(
+            (
+                target.replace("cache:hot", "cache:cold"),
+                ["the peer does not flush the L2; triaudit's flushed (cold) case"],
+            )
+        )
     if corner == "allreduce" and args.get("algo") == "auto":
         out.append((target.replace("algo:auto", "algo:ring"), ["triaudit has this size with algo:ring only"]))
     return out
@@ -122,8 +136,9 @@ def _statistic(ctx: dict, case: str) -> str:
     return str(ctx.get("peer_statistic", "not recorded"))
 
 
-def _reason(corner: str, tool: str, ratio: float, peer_case: str, tri_case: str, tri_throttled: bool,
-            notes: list[str]) -> str:
+def _reason(
+    corner: str, tool: str, ratio: float, peer_case: str, tri_case: str, tri_throttled: bool, notes: list[str]
+) -> str:
     reasons = []
     if tri_throttled:
         reasons.append("clocks: triaudit's case reported throttling")
@@ -135,24 +150,32 @@ def _reason(corner: str, tool: str, ratio: float, peer_case: str, tri_case: str,
             reasons.append(f"algorithm: triaudit ran algo:{ta.get('algo')}, {tool} algo:{pa.get('algo')}")
         nbytes = float(ta.get("bytes", 0) or 0)
         if nbytes and nbytes <= (1 << 20):
-            reasons.append("statistic: at this size the time is latency, and nccl-tests' host-timed mean over "
-                           "ranks of 20 iterations weighs launch gaps differently from triaudit's median")
+            reasons.append(
+                "statistic: at this size the time is latency, and nccl-tests' host-timed mean over "
+                "ranks of 20 iterations weighs launch gaps differently from triaudit's median"
+            )
         else:
-            reasons.append("statistic: nccl-tests' mean over ranks of one host-timed loop beside triaudit's median "
-                           "of repetitions")
+            reasons.append(
+                "statistic: nccl-tests' mean over ranks of one host-timed loop beside triaudit's median of repetitions"
+            )
     elif corner == "stream":
-        reasons.append("statistic: BabelStream keeps its fastest run (host clock, launch and synchronisation "
-                       "included) beside triaudit's median of repetitions timed with CUDA events")
+        reasons.append(
+            "statistic: BabelStream keeps its fastest run (host clock, launch and synchronisation "
+            "included) beside triaudit's median of repetitions timed with CUDA events"
+        )
     elif corner in ("memcpy", "p2p"):
         if any("sizes differ" in n or "size is unknown" in n for n in notes):
             reasons.append("copy size: the two measured different sizes")
-        reasons.append("statistic: nvbandwidth's median of 3 samples of 16 copies beside triaudit's median of "
-                       "repetitions")
+        reasons.append(
+            "statistic: nvbandwidth's median of 3 samples of 16 copies beside triaudit's median of repetitions"
+        )
         if "measured:d2h" in peer_case or "/bidir/" in peer_case:
             reasons.append("byte counting: which direction of a bidirectional copy is measured")
     elif corner == "gemm":
-        reasons.append("statistic: mamf-finder's figure is a maximum over shapes (and, by column, the fastest, "
-                       "median or mean iteration) beside triaudit's median of repetitions")
+        reasons.append(
+            "statistic: mamf-finder's figure is a maximum over shapes (and, by column, the fastest, "
+            "median or mean iteration) beside triaudit's median of repetitions"
+        )
         reasons.append("library: torch.mm's cuBLAS call beside cuBLASLt's fastest heuristic candidate")
     return "; ".join(reasons[:3])
 
@@ -205,34 +228,50 @@ def side_by_side(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
                 # triaudit measures both directions of a bidirectional copy in one case: the
                 # device-to-host direction (under host-to-device load) is its counter bytes_per_second_d2h.
                 tri_target, tri_metric = target.replace("/measured:d2h", ""), "bytes_per_second_d2h"
-            t, match_notes = _match(tri_target, float(peer_bytes) if peer_bytes else None,
-                                    tri_card[tri_card["metric"] == tri_metric])
+            t, match_notes = _match(
+                tri_target, float(peer_bytes) if peer_bytes else None, tri_card[tri_card["metric"] == tri_metric]
+            )
             if t is None:
                 unmatched[(card, tool)] = unmatched.get((card, tool), 0) + 1
                 continue
             if corner == "allreduce" and t["median"] == 0 and r["median"] == 0:
-                continue        # one rank: busbw is 0 on both sides by the formula
+                continue  # one rank: busbw is 0 on both sides by the formula
             scale, unit = UNIT.get(metric, (1.0, ""))
             ratio = t["median"] / r["median"] if r["median"] else math.nan
             throttled = _throttled(df, t)
             all_notes = ([device_note] if device_note else []) + match_notes
             differs = not math.isnan(ratio) and abs(ratio - 1) > TOLERANCE
-            check = "within 3 %" if not differs else (
-                f"differs by {100 * (ratio - 1):+.1f} %: " +
-                _reason(corner, tool, ratio, inner, t["case"], throttled, all_notes))
-            rows.append({"card": card, "case": t["case"],
-                         "peer": f"{tool} {version}".strip(),
-                         "peer figure": f"{r['median'] / scale:,.2f} {unit}",
-                         "peer statistic": _statistic(ctx, r["case"]),
-                         "triaudit figure": f"{t['median'] / scale:,.2f} {unit}",
-                         "triaudit statistic": statistics.triaudit(int(t["reps"]) if t["reps"] else None),
-                         "triaudit ÷ peer": "" if math.isnan(ratio) else f"{ratio:.3f}",
-                         "check": check, "matched as": "; ".join(all_notes) or "same case",
-                         "peer case": r["case"], "triaudit run": t["run"], "flag": differs,
-                         "ratio": ratio})
+            check = (
+                "within 3 %"
+                if not differs
+                else (
+                    f"differs by {100 * (ratio - 1):+.1f} %: "
+                    + _reason(corner, tool, ratio, inner, t["case"], throttled, all_notes)
+                )
+            )
+            rows.append(
+                {
+                    "card": card,
+                    "case": t["case"],
+                    "peer": f"{tool} {version}".strip(),
+                    "peer figure": f"{r['median'] / scale:,.2f} {unit}",
+                    "peer statistic": _statistic(ctx, r["case"]),
+                    "triaudit figure": f"{t['median'] / scale:,.2f} {unit}",
+                    "triaudit statistic": statistics.triaudit(int(t["reps"]) if t["reps"] else None),
+                    "triaudit ÷ peer": "" if math.isnan(ratio) else f"{ratio:.3f}",
+                    "check": check,
+                    "matched as": "; ".join(all_notes) or "same case",
+                    "peer case": r["case"],
+                    "triaudit run": t["run"],
+                    "flag": differs,
+                    "ratio": ratio,
+                }
+            )
     for (card, tool), n in sorted(unmatched.items()):
-        notes.append(f"{card}, {tool}: {n} case(s) with no triaudit counterpart on this card (not measured, "
-                     "or measured under another name/size)")
+        notes.append(
+            f"{card}, {tool}: {n} case(s) with no triaudit counterpart on this card (not measured, "
+            "or measured under another name/size)"
+        )
     if not rows:
         return pd.DataFrame(), notes
     return pd.DataFrame(rows), notes
@@ -252,8 +291,9 @@ def _pick_device(peers: list, ctx: dict, tri_bus: set):
         if m and m.group(1) in by_device and _bus(m.group(2)) in tri_bus:
             return by_device[m.group(1)], f"device {m.group(1)}: the GPU triaudit measured (PCI {_bus(m.group(2))})"
     first = by_device.get("0", peers[0])
-    return first, (f"device 0 of {len(peers)} (the peer measured every GPU; its bus ids do not say which one "
-                   "triaudit measured)")
+    return first, (
+        f"device 0 of {len(peers)} (the peer measured every GPU; its bus ids do not say which one triaudit measured)"
+    )
 
 
 def _bus(text: str) -> str:

@@ -21,6 +21,7 @@ Checked in the tools' sources:
   v3/v4 report MAMF (v4: the median of a shape's 5 fastest boost-clock iterations) and MSMF (the
   throughput a shape holds over a timed window under full load), each the maximum over shapes.
 """
+
 from __future__ import annotations
 
 TRIAUDIT = "median of {reps} repetitions"
@@ -62,20 +63,25 @@ def mamf(version: int, column: str, iterations: int | None = 100) -> str:
         per = {"max": "fastest", "median": "median", "mean": "mean"}[column]
         return f"max over shapes of the {per} of {n} iterations per shape (L2 written over before each)"
     if column == "mamf":
-        what = ("the median of its 5 fastest boost-clock iterations" if version >= 4
-                else "its boost-burst peak (clock-validated)")
+        what = (
+            "the median of its 5 fastest boost-clock iterations"
+            if version >= 4
+            else "its boost-burst peak (clock-validated)"
+        )
         return f"max over shapes of {what} (mamf-finder v{version} MAMF)"
     return f"max over shapes of the throughput held over a timed window under full load (mamf-finder v{version} MSMF)"
 
 
 # What the published figures in published.py were measured with (their sources' statistics).
 PUBLISHED_BABELSTREAM = babelstream(100)
-PUBLISHED_MAMF_TABLE = ("max over shapes of the mean of 100 iterations after 50 warm-ups (the ml-engineering "
-                        "comparison table's statistic)")
+PUBLISHED_MAMF_TABLE = (
+    "max over shapes of the mean of 100 iterations after 50 warm-ups (the ml-engineering comparison table's statistic)"
+)
 PUBLISHED_NVBANDWIDTH = nvbandwidth(3) + " (nvbandwidth's default; releases before the median reported the mean)"
 PUBLISHED_BANDWIDTHTEST_PINNED = "mean of 100 back-to-back copies in one CUDA-event region (bandwidthTest)"
-PUBLISHED_BANDWIDTHTEST_PAGEABLE = ("mean of 100 host-timed cudaMemcpy calls (bandwidthTest; newer versions write "
-                                    "a 256 MiB host buffer between them)")
+PUBLISHED_BANDWIDTHTEST_PAGEABLE = (
+    "mean of 100 host-timed cudaMemcpy calls (bandwidthTest; newer versions write a 256 MiB host buffer between them)"
+)
 UNSTATED = "not stated by the source"
 EXPECTATION = "an expectation from the link's rate, not a measurement"
 TYPICAL = "typical values from several sources, not one measurement"

@@ -6,6 +6,7 @@ time and NaN where it does not, counters in triaudit's units. The context says w
 version produced it, its statistic, the source file and what could not be read. The folder's name
 does not exist yet: nothing is ever overwritten.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -31,8 +32,10 @@ def choose_card(runs: list[PeerRun], card: str | None) -> str:
         return card
     missing = [str(r.source) for r in runs if not r.gpu_name]
     if missing:
-        raise PeerFormatError(f"{missing[0]}: the output does not name its GPU (or names several): pass --card NAME "
-                              "(the GPU name as CUDA reports it, e.g. 'NVIDIA H200')")
+        raise PeerFormatError(
+            f"{missing[0]}: the output does not name its GPU (or names several): pass --card NAME "
+            "(the GPU name as CUDA reports it, e.g. 'NVIDIA H200')"
+        )
     names = sorted({r.gpu_name for r in runs})
     if len(names) > 1:
         raise PeerFormatError("the files are from different GPUs (" + ", ".join(names) + "): import them separately")
@@ -41,8 +44,15 @@ def choose_card(runs: list[PeerRun], card: str | None) -> str:
 
 def _entry(tool: str, case) -> dict:
     name = f"peer/{tool}/{case.name}"
-    e = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1, "repetition_index": 0,
-         "threads": 1, "time_unit": "s"}
+    e = {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "time_unit": "s",
+    }
     if case.iterations:
         e["iterations"] = int(case.iterations)
     if case.error:
@@ -57,12 +67,19 @@ def _entry(tool: str, case) -> dict:
 
 
 def _context(run: PeerRun, card: str, sha: str, command: str) -> dict:
-    ctx = {"gpu_available": "true", "gpu_name": card, "executable": f"peer:{run.tool}",
-           "peer_tool": run.tool, "peer_statistic": run.statistic,
-           "peer_source_file": str(run.source), "peer_source_sha256": sha,
-           "peer_not_read": "; ".join(run.not_read) if run.not_read else "nothing",
-           "peer_schema_version": SCHEMA, "imported_by": command,
-           "imported_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    ctx = {
+        "gpu_available": "true",
+        "gpu_name": card,
+        "executable": f"peer:{run.tool}",
+        "peer_tool": run.tool,
+        "peer_statistic": run.statistic,
+        "peer_source_file": str(run.source),
+        "peer_source_sha256": sha,
+        "peer_not_read": "; ".join(run.not_read) if run.not_read else "nothing",
+        "peer_schema_version": SCHEMA,
+        "imported_by": command,
+        "imported_utc": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     if run.version:
         ctx["peer_tool_version"] = run.version
     if run.gpu_name and run.gpu_name != card:
@@ -101,15 +118,20 @@ def write_run(runs: list[PeerRun], texts: list[bytes], results: Path, card: str 
             fname = f"{tool}_{stem}-{k}.json"
             k += 1
         used.add(fname)
-        doc = {"context": _context(run, gpu, hashlib.sha256(raw).hexdigest(), command),
-               "benchmarks": _entries(run)}
+        doc = {"context": _context(run, gpu, hashlib.sha256(raw).hexdigest(), command), "benchmarks": _entries(run)}
         with open(folder / fname, "x", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
             f.write("\n")
-    manifest = {"kind": "peer import", "tool": tool, "card": gpu, "complete": True,
-                "imported_from": [str(r.source) for r in runs], "command": command,
-                "cases": sum(len(r.cases) for r in runs),
-                "errors": sum(1 for r in runs for c in r.cases if c.error)}
+    manifest = {
+        "kind": "peer import",
+        "tool": tool,
+        "card": gpu,
+        "complete": True,
+        "imported_from": [str(r.source) for r in runs],
+        "command": command,
+        "cases": sum(len(r.cases) for r in runs),
+        "errors": sum(1 for r in runs for c in r.cases if c.error),
+    }
     with open(folder / "manifest.json", "x", encoding="utf-8") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
@@ -126,5 +148,5 @@ def _entries(run: PeerRun) -> list[dict]:
         e["repetition_index"] = k
         out.append(e)
     for e in out:
-        e["repetitions"] = reps[e["name"][len(f"peer/{run.tool}/"):]]
+        e["repetitions"] = reps[e["name"][len(f"peer/{run.tool}/") :]]
     return out
