@@ -1,5 +1,6 @@
 import json
 import math
+from pathlib import Path
 
 import pytest
 from conftest import real_result_files
@@ -153,3 +154,12 @@ def test_loader_refuses_arbitrary_bytes_cleanly(tmp_path_factory, blob):
         load_result(p)
     except LoadError as e:
         assert "garbage.json" in str(e)
+
+
+def test_counters_keep_the_files_order():
+    """The tidy table (and tidy.csv) lists a case's counters as the file does, whatever the
+    interpreter's string hashing (they came out in set order before: a different file each run)."""
+    names = [f"counter_{c}" for c in "zyxwvutsrqponmlkjihgfedcba"]
+    entry = _entry(**{n: float(i) for i, n in enumerate(names)})
+    rf = parse_result({"context": {}, "benchmarks": [entry]}, Path("order.json"))
+    assert [k for k in rf.runs[0].counters if k.startswith("counter_")] == names

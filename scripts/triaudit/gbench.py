@@ -239,8 +239,9 @@ def parse_result(data: Any, path: Path) -> ResultFile:
             # Counters are read from repetitions and from the median aggregate (aggregates-only
             # files); the mean/stddev/cv aggregates are never used, so their fields are not read.
             if run_type == "iteration" or aggregate_name == "median":
-                for k in e.keys() - standard:
-                    v = e[k]
+                for k, v in e.items():  # the file's order: the same table every time
+                    if k in standard:
+                        continue
                     t = type(v)  # exact types: bool is not a counter, strings are not numbers
                     if t is float:
                         if v - v == 0.0:  # finite
