@@ -123,9 +123,26 @@ def _pick(df: pd.DataFrame, corner: str, metric: str, **where) -> pd.DataFrame:
     return rows
 
 
-def _stream(op: str) -> Callable[[pd.DataFrame], tuple[float, str] | None]:
-    def get(d):
-        rows = _largest(_pick(d, "stream", "bytes_per_second", op=op, cache="cold"))
+class _Picker:
+    """_pick over every card at once, then one card's share: a hundred cards ask the same dozen
+    questions, and a filter per card over the whole table took seconds."""
+
+    def __init__(self, df: pd.DataFrame):
+        self.df, self.card, self._by_card = df, None, {}
+
+    def __call__(self, corner: str, metric: str, **where) -> pd.DataFrame:
+        key = (corner, metric, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(where.items())))
+        groups = self._by_card.get(key)
+        if groups is None:
+            rows = _pick(self.df, corner, metric, **where)
+            groups = self._by_card[key] = dict(tuple(rows.groupby("card", sort=False))) if not rows.empty else {}
+        got = groups.get(self.card)
+        return got if got is not None else pd.DataFrame()
+
+
+def _stream(op: str) -> Callable[[_Picker], tuple[float, str] | None]:
+    def get(pick):
+        rows = _largest(pick("stream", "bytes_per_second", op=op, cache="cold"))
         if rows.empty:
             return None
         best = rows.loc[rows["median"].idxmax()]
@@ -138,12 +155,10 @@ def _stream(op: str) -> Callable[[pd.DataFrame], tuple[float, str] | None]:
     return get
 
 
-def _gemm(precisions: list[str], only_8192: bool) -> Callable[[pd.DataFrame], tuple[float, str] | None]:
-    def get(d):
+def _gemm(precisions: list[str], only_8192: bool) -> Callable[[_Picker], tuple[float, str] | None]:
+    def get(pick):
         rows = F.with_int(
-            _pick(
-                d, "gemm", "ops" if precisions == ["int8"] else "flops", op=["cublaslt", "ceiling"], variant=precisions
-            ),
+            pick("gemm", "ops" if precisions == ["int8"] else "flops", op=["cublaslt", "ceiling"], variant=precisions),
             "m",
             "n",
             "k",
@@ -163,9 +178,9 @@ def _gemm(precisions: list[str], only_8192: bool) -> Callable[[pd.DataFrame], tu
     return get
 
 
-def _copy(op: str, kind: str, factor: float = 1.0) -> Callable[[pd.DataFrame], tuple[float, str] | None]:
-    def get(d):
-        rows = _largest(_pick(d, "memcpy", "bytes_per_second", op=op, variant=kind))
+def _copy(op: str, kind: str, factor: float = 1.0) -> Callable[[_Picker], tuple[float, str] | None]:
+    def get(pick):
+        rows = _largest(pick("memcpy", "bytes_per_second", op=op, variant=kind))
         if rows.empty:
             return None
         r = rows.iloc[0]
@@ -178,9 +193,9 @@ def _copy(op: str, kind: str, factor: float = 1.0) -> Callable[[pd.DataFrame], t
     return get
 
 
-def _launch(op: str, variant: str, metric: str) -> Callable[[pd.DataFrame], tuple[float, str] | None]:
-    def get(d):
-        rows = _pick(d, "launch", metric, op=op, variant=variant)
+def _launch(op: str, variant: str, metric: str) -> Callable[[_Picker], tuple[float, str] | None]:
+    def get(pick):
+        rows = pick("launch", metric, op=op, variant=variant)
         if rows.empty:
             return None
         if "kernels" in rows:
@@ -191,8 +206,8 @@ def _launch(op: str, variant: str, metric: str) -> Callable[[pd.DataFrame], tupl
     return get
 
 
-def _graph_per_kernel(d):
-    return _launch("chain_fit", "graph", "per_kernel_s")(d) or _launch("chain", "graph", "per_kernel_s")(d)
+def _graph_per_kernel(pick):
+    return _launch("chain_fit", "graph", "per_kernel_s")(pick) or _launch("chain", "graph", "per_kernel_s")(pick)
 
 
 # figure -> (label, unit, how to read it from one card's rows)
@@ -234,11 +249,13 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     # Only rows a figure can read: over a hundred cards' tables the per-card filtering took seconds.
     df = df[df["metric"].isin(["bytes_per_second", "flops", "ops", "time_s", "per_kernel_s"]) & (df["status"] == "ok")]
-    for card, d in df.groupby("card"):
+    pick = _Picker(df)
+    for card in sorted(df["card"].dropna().unique()):
         spec = match_card(card)
+        pick.card = card
         for p in (PUBLISHED.get(spec.key, []) if spec else []) + GENERIC:
             label, unit, get = FIGURES[p.figure]
-            got = get(d)
+            got = get(pick)
             if got is None:
                 continue
             value, where, reps = got
