@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import __version__, corners
+from . import __version__, corners, tidy_csv
 from . import runs as R
 from .frames import unknown_cards
-from .table import BASE_COLUMNS, Shared, load_table, scan_paths
+from .table import BASE_COLUMNS, ROW_COLUMNS, Shared, load_table, scan_paths
 
 WHAT_IT_HOLDS = (
     "When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
@@ -262,7 +262,7 @@ def _write_tidy(df: pd.DataFrame, path: Path) -> None:
     if df.empty:
         pd.DataFrame(columns=[c for c in BASE_COLUMNS if c != "file"] + ["complete"]).to_csv(path, index=False)
     else:
-        df.to_csv(path, index=False, columns=[c for c in df.columns if c not in ("file", "run_dir")])
+        tidy_csv.write(df, path, [c for c in df.columns if c not in ("file", "run_dir")], ROW_COLUMNS)
 
 
 class _TidyWriter:

@@ -152,6 +152,9 @@ def _stats(values: list[float]) -> tuple[float, float, float, float, int]:
 
 
 _METRIC_COLS = ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")
+# The columns that differ between the rows of one case in one file (one row per counter); every
+# other column (card, run, the name's parts) is the case's and the file's (tidy_csv relies on it).
+ROW_COLUMNS = _METRIC_COLS
 
 
 def _columns(rf: ResultFile) -> tuple[list[str], dict]:

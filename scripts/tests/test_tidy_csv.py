@@ -1,0 +1,94 @@
+"""tidy_csv writes what DataFrame.to_csv writes, byte for byte, on tables made from synthetic result
+files (made-up numbers in the executables' shape) with the awkward parts: skipped and failed cases,
+messages with commas, quotes and line breaks, missing name arguments, duplicated cases."""
+
+import math
+
+import pandas as pd
+from synthetic import synthetic_corners_result, synthetic_stream_result, write
+
+from triaudit import tidy_csv
+from triaudit.report import _frame, write_report
+from triaudit.table import ROW_COLUMNS, load_table
+
+
+def _pandas(df, path, columns):
+    df.to_csv(path, index=False, columns=columns)
+    return path.read_bytes()
+
+
+def _fast(df, path, columns):
+    tidy_csv.write(df, path, columns, ROW_COLUMNS)
+    return path.read_bytes()
+
+
+def _awkward_results(tmp_path):
+    run = tmp_path / "results" / "synthetic-a" / "20260101T000000Z-synthetic"
+    a = synthetic_corners_result("Synthetic Card A")
+    a["benchmarks"].append(
+        {
+            "name": "stream/copy/fp32/cache:cold/bytes:4096/manual_time",
+            "run_type": "iteration",
+            "repetition_index": 0,
+            "iterations": 0,
+            "real_time": 0,
+            "time_unit": "ns",
+            "error_occurred": True,
+            "error_message": 'verification failed: 3 wrong, first at [7], "got" 1.5, want 2\nsee log',
+        }
+    )
+    a["benchmarks"].append(dict(a["benchmarks"][0]))  # a duplicated case: a conflict, not a repetition
+    write(run / "triaudit_corners_synthetic.json", a)
+    write(run / "triaudit_stream_synthetic.json", synthetic_stream_result("Synthetic Card A", 3000.0))
+    other = tmp_path / "results" / "synthetic-b" / "20260102T000000Z-synthetic"
+    write(other / "triaudit_corners_synthetic.json", synthetic_corners_result("Synthetic Card B", scale=0.8))
+    return tmp_path / "results"
+
+
+def test_same_bytes_as_pandas_on_the_tidy_table(tmp_path):
+    df = load_table([_awkward_results(tmp_path)])
+    assert (df["status"] == "error").sum() >= 2 and df["message"].str.contains("\n").any()
+    assert df[list(c for c in df.columns if c not in ROW_COLUMNS)].isna().any().any()  # missing arguments
+    columns = [c for c in df.columns if c not in ("file", "run_dir")]
+    assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
+
+
+def test_same_bytes_after_the_report_relabels_columns(tmp_path):
+    df, _ = _frame([_awkward_results(tmp_path)])  # select(): card relabelled, card_name added
+    columns = [c for c in df.columns if c not in ("file", "run_dir")]
+    assert "card_name" in columns
+    assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
+
+
+def test_a_per_case_column_that_varies_within_a_case_is_still_written_right(tmp_path):
+    df = load_table([_awkward_results(tmp_path)])
+    df["op"] = [f"op{i}" for i in range(len(df))]  # breaks the assumption: every row its own value
+    columns = [c for c in df.columns if c not in ("file", "run_dir")]
+    assert tidy_csv._group_starts(df, [c for c in columns if c not in ROW_COLUMNS]) is None
+    assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
+
+
+def test_values_pandas_writes_in_its_own_way(tmp_path):
+    df = pd.DataFrame(
+        {
+            "file": ["f", "f", "f", "g"],
+            "case": ["c", "c", "d", "c"],
+            "card": ["x, y", "x, y", 'q"uote', None],
+            "metric": ["a", "b", "a", "a"],
+            "median": [1e-05, 123456789012345678.0, math.nan, 0.1 + 0.2],
+            "reps": [5, 5, 0, 3],
+            "complete": [True, True, False, True],
+            "status": ["ok", "ok", "error", "ok"],
+            "message": ["", "", "line one\r\nline two", ""],
+        }
+    )
+    columns = ["card", "case", "metric", "median", "reps", "status", "message", "complete"]
+    assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
+
+
+def test_the_report_writes_tidy_csv_with_it(tmp_path):
+    res = _awkward_results(tmp_path)
+    write_report([res], tmp_path / "report")
+    df, _ = _frame([res])
+    columns = [c for c in df.columns if c not in ("file", "run_dir")]
+    assert (tmp_path / "report" / "tidy.csv").read_bytes() == _pandas(df, tmp_path / "pandas.csv", columns)
