@@ -46,19 +46,32 @@ def counters_for(case: str, seconds: float, rng: random.Random) -> dict[str, flo
     corner = case.split("/", 1)[0]
     args = dict(p.split(":", 1) for p in case.split("/")[3:] if ":" in p)
     nbytes = float(args.get("bytes", "1048576").split("-")[0])
+    # What the harness adds to every case (benchmarks/common/measure.cpp): regions, clocks, energy.
+    watts = 550.0 + rng.random() * 50
     c: dict[str, float] = {
+        "regions": 20.0,
+        "ops_per_region": 1.0,
+        "seconds_per_op": seconds,
+        "noise": 0.002 + rng.random() * 0.01,
+        "warmup_s": 0.2,
         "sm_clock_min_mhz": 1900.0 + rng.random() * 50,
         "sm_clock_mean_mhz": 1960.0 + rng.random() * 20,
+        "clock_low": 0.0,
         "throttled": 0.0,
-        "joules_per_op": seconds * 600.0,
-        "watts_mean": 550.0 + rng.random() * 50,
+        "sw_power_cap_fraction": 0.0,
+        "joules_per_op": seconds * watts,
+        "watts_mean": watts,
+        "energy_window_s": 1.0 + rng.random(),
+        "power_samples_mean_w": watts * (1 + 0.02 * rng.random()),
+        "power_samples_max_w": watts * 1.1,
+        "temperature_start_c": 40.0 + rng.random() * 5,
+        "temperature_end_c": 50.0 + rng.random() * 10,
     }
     if corner == "stream":
         c.update(
             bytes_per_second=3 * nbytes / seconds,
             peak_fraction=0.85 + rng.random() * 0.01,
             working_set_bytes=3 * nbytes,
-            ops_per_region=1.0,
             bytes_per_joule=3 * nbytes / (seconds * 600.0),
         )
     elif corner == "gemm":

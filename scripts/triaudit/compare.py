@@ -446,7 +446,7 @@ def history(
     for ax in list(axes.flat)[len(shown) :]:
         ax.axis("off")
     fig.suptitle("triaudit history (median and range per run; red: slower than the run before)")
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out as it is drawn
     path = out / "history.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -23,6 +23,19 @@ class Section:
     notes: list = field(default_factory=list)
 
 
+def _legend_beside(fig, ax, inside: int = 8) -> None:
+    """A legend of up to `inside` entries on the axes; a longer one beside them (the figure made
+    wider), where it covers no data."""
+    n = len(ax.get_legend_handles_labels()[1])
+    if n <= inside:
+        ax.legend(fontsize=7)
+        return
+    ncol = 1 + (n - 1) // 24
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, ncol=ncol)
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w + 2.8 * ncol, h)
+
+
 def _plt():
     import matplotlib
 
@@ -180,7 +193,7 @@ def gemm_figure(g: pd.DataFrame):
     ax.set_title("GEMM: best measured throughput per precision")
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", which="both", alpha=0.3)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
 
 
@@ -227,7 +240,7 @@ def roofline_figure(df: pd.DataFrame):
         ax.set_title(f"Measured roofline: {card}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
 
 
@@ -300,7 +313,7 @@ def memcpy_figure(bw: pd.DataFrame):
         ax.set_title(f"{op}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
 
 
@@ -347,7 +360,7 @@ def launch_section(df: pd.DataFrame) -> Section:
         ax.set_title("Launch cost: eager vs CUDA Graph")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        fig.tight_layout()
+        fig.set_layout_engine("tight")  # laid out as it is drawn
         sec.figures.append(("launch_eager_vs_graph", "Per-kernel cost of a chain, eager vs graph" + note, fig))
     sec.csv = t[["card", "case", "op", "variant", "median", "spread_pct", "reps"]] if not t.empty else None
     sec.notes = _not_measured(df, "launch")
@@ -356,46 +369,47 @@ def launch_section(df: pd.DataFrame) -> Section:
 
 def allreduce_section(df: pd.DataFrame) -> Section:
     sec = Section("allreduce", "Movement: allreduce")
-    bus = F.with_int(F.metric(df, "allreduce", "busbw"), "bytes")
-    alg = F.with_int(F.metric(df, "allreduce", "algbw"), "bytes")
+    bus = F.allreduce_rows(df, "busbw")
+    alg = F.allreduce_rows(df, "algbw")
     if not alg.empty:
         ranks = F.metric(df, "allreduce", "ranks")[["file", "case", "median"]].rename(columns={"median": "ranks"})
         alg = alg.merge(ranks, on=["file", "case"], how="left")
-        largest = alg[alg["bytes"] == alg.groupby(["card", "op", "variant"])["bytes"].transform("max")]
+        largest = alg[alg["bytes"] == alg.groupby(["card", *F.ALLREDUCE_KEY])["bytes"].transform("max")]
         b = bus.merge(largest[["file", "case"]], on=["file", "case"])
         if not b.empty:
             sec.tables.append(
                 (
                     "Largest message: busbw (GB/s; nccl-tests' definition, 0 on one rank)",
-                    F.pivot_cells(b, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e9, 1)),
+                    F.pivot_cells(b, [*F.ALLREDUCE_KEY, "bytes"], lambda r: F.cell(r, 1e9, 1)),
                 )
             )
-        t = F.with_int(F.metric(df, "allreduce", "time_s"), "bytes")
-        small = t[t["bytes"] == t.groupby(["card", "op", "variant"])["bytes"].transform("min")]
+        t = F.allreduce_rows(df, "time_s")
+        small = t[t["bytes"] == t.groupby(["card", *F.ALLREDUCE_KEY])["bytes"].transform("min")]
         if not small.empty:
             sec.tables.append(
                 (
                     "Smallest message: latency (µs)",
-                    F.pivot_cells(small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6, 1)),
+                    F.pivot_cells(small, [*F.ALLREDUCE_KEY, "bytes"], lambda r: F.cell(r, 1e-6, 1)),
                 )
             )
         plt = _plt()
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
         multi = alg["ranks"].fillna(1).max() > 1
         series, note = F.plotted(bus if multi else alg)
-        for (card, op, variant), line in series.groupby(["card", "op", "variant"]):
+        for (card, op, variant, algo), line in series.groupby(["card", *F.ALLREDUCE_KEY]):
             line = line.sort_values("bytes")
-            ax.plot(line["bytes"], line["median"] / 1e9, marker="o", markersize=3, label=f"{card}: {op} {variant}")
+            label = f"{card}: {op} {variant}" + (f" algo:{algo}" if algo else "")
+            ax.plot(line["bytes"], line["median"] / 1e9, marker="o", markersize=3, label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size per rank (bytes)")
         ax.set_ylabel(("busbw" if multi else "algbw (one rank: busbw is 0)") + " (GB/s)")
         ax.set_title("NCCL allreduce")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
+        _legend_beside(fig, ax)
+        fig.set_layout_engine("tight")  # laid out as it is drawn
         sec.figures.append(("allreduce_bandwidth", "Allreduce bandwidth against message size" + note, fig))
-        sec.csv = alg[["card", "case", "op", "variant", "bytes", "ranks", "median", "spread_pct", "reps"]]
+        sec.csv = alg[["card", "case", "op", "variant", "algo", "bytes", "ranks", "median", "spread_pct", "reps"]]
     sec.notes = _not_measured(df, "allreduce")
     return sec
 

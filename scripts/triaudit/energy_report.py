@@ -265,19 +265,25 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
         ("memcpy", "bytes_per_second", "bytes_per_joule"),
         ("allreduce", "busbw", "busbw_per_watt"),
     ):
-        rows = F.with_int(F.metric(df, corner, rate), "bytes")
+        if corner == "allreduce":  # per algorithm; the GPU-count sweep is not a message-size case
+            rows = F.allreduce_rows(df, rate)
+            key = F.ALLREDUCE_KEY
+        else:
+            rows = F.with_int(F.metric(df, corner, rate), "bytes")
+            key = ["op", "variant"]
         if rows.empty or "bytes" not in rows:
             continue
-        rows = rows[rows["bytes"] == rows.groupby(["card", "op", "variant"])["bytes"].transform("max")]
+        rows = rows[rows["bytes"] == rows.groupby(["card", *key])["bytes"].transform("max")]
         m = _measures(df, rows)
-        for r in rows[["card", "file", "case", "op", "variant"]].to_dict("records"):
+        for r in rows[["card", "file", "case", *key]].to_dict("records"):
             r["counters"] = m.get((r["file"], r["case"]), {})
             what = (
                 "copies (largest size), GB/s per W"
                 if corner == "memcpy"
                 else "allreduce busbw (largest message), GB/s per W"
             )
-            add((what, f"{r['op']} {r['variant']}", ""), r, counter, 1e9)
+            name = f"{r['op']} {r['variant']}" + (f" algo:{r['algo']}" if r.get("algo") else "")
+            add((what, name, ""), r, counter, 1e9)
     if not entries:
         return pd.DataFrame()
     cards = sorted({c for _, c, _ in entries})
@@ -351,7 +357,7 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle("Throughput against power: burst (filled) → sustained (hollow)", fontsize=10)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
 
 

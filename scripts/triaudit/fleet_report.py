@@ -61,7 +61,7 @@ def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
     ax.set_title(f"{model} (driver {driver}): {g['gpu'].nunique()} GPUs on {g['host'].nunique()} host(s)", fontsize=10)
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
 
 

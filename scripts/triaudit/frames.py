@@ -65,6 +65,22 @@ def metric(df: pd.DataFrame, corner: str, name: str, ok_only: bool = True) -> pd
     return df.iloc[pos].copy()
 
 
+# An allreduce case is told apart by mode, type and NCCL algorithm (`algo:ring`, `algo:auto`; runs
+# from before --algos have none: ""), then message size.
+ALLREDUCE_KEY = ["op", "variant", "algo"]
+
+
+def allreduce_rows(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    """One metric of the allreduce message-size sweep, with an `algo` column; the GPU-count sweep
+    (allreduce/scaling/...) answers another question and has its own section."""
+    rows = with_int(metric(df, "allreduce", name), "bytes")
+    if not rows.empty:
+        rows = rows[rows["op"] != "scaling"]
+    if "algo" not in rows:
+        rows = rows.assign(algo="")
+    return rows.assign(algo=rows["algo"].fillna("").astype(str))
+
+
 def with_int(rows: pd.DataFrame, *cols: str) -> pd.DataFrame:
     for c in cols:
         if c in rows:

@@ -413,7 +413,7 @@ def scaling_figure(plotted: pd.DataFrame):
     ax.set_title("Allreduce scaling (dashed: the link model, datasheet per direction)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
 
 

@@ -146,7 +146,7 @@ def plot_figure(df: pd.DataFrame):
             ax.grid(True, which="both", alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(5, max(1, len(labels))), fontsize=8)
-    fig.tight_layout(rect=(0, 0.06 + 0.02 * (len(labels) // 5), 1, 1))
+    fig.set_layout_engine("tight", rect=(0, 0.06 + 0.02 * (len(labels) // 5), 1, 1))  # laid out as drawn
     return fig
 
 

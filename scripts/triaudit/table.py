@@ -241,7 +241,8 @@ def _load_all(files: list[Path]):
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        yield from pool.map(_load_one, files, chunksize=max(1, len(files) // (4 * workers)))
+        # Small chunks: the first files come back at once, and no core idles at the end.
+        yield from pool.map(_load_one, files, chunksize=max(1, min(4, len(files) // (4 * workers))))
 
 
 def run_is_complete(result_file: Path) -> bool:
