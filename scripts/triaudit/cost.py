@@ -24,6 +24,19 @@ class CostError(ValueError):
     pass
 
 
+def number_problem(v, zero_ok: bool = False) -> str | None:
+    """What is wrong with a price, a count of years or a rate as given (None: a usable number)."""
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float))
+        or not math.isfinite(v)
+        or v < 0
+        or (v == 0 and not zero_ok)
+    ):
+        return f"must be a {'non-negative' if zero_ok else 'positive'} number, not {v!r}"
+    return None
+
+
 @dataclass(frozen=True)
 class Price:
     """A user's price of one GPU: renting (per_hour) or buying (purchase over years, energy per kWh)."""
@@ -45,14 +58,9 @@ class Price:
         at = f"{where}: " if where else ""
 
         def positive(name: str, v, zero_ok: bool = False) -> None:
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float))
-                or not math.isfinite(v)
-                or v < 0
-                or (v == 0 and not zero_ok)
-            ):
-                raise CostError(f"{at}{name} must be a {'non-negative' if zero_ok else 'positive'} number, not {v!r}")
+            problem = number_problem(v, zero_ok)
+            if problem:
+                raise CostError(f"{at}{name} {problem}")
 
         if (self.per_hour is None) == (self.purchase is None):
             raise CostError(

@@ -67,14 +67,9 @@ def _toml():
 
 
 def _number(path: Path, where: str, v, zero_ok: bool = False) -> float:
-    if (
-        isinstance(v, bool)
-        or not isinstance(v, (int, float))
-        or not math.isfinite(v)
-        or v < 0
-        or (v == 0 and not zero_ok)
-    ):
-        raise PricesError(f"{path}: {where} must be a {'non-negative' if zero_ok else 'positive'} number, not {v!r}")
+    problem = C.number_problem(v, zero_ok)
+    if problem:
+        raise PricesError(f"{path}: {where} {problem}")
     return float(v)
 
 

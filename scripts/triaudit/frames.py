@@ -9,19 +9,13 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from .counters import JUDGED
 from .specs import CardSpec, match_card
 
-# The counter that says how fast a case was, in order of preference, and whether higher is better.
-PRIMARY_METRICS = [
-    ("flops", True),
-    ("ops", True),
-    ("busbw", True),
-    ("bytes_per_second", True),
-    ("algbw", True),
-    ("hidden_fraction", True),
-    ("per_kernel_s", False),
-    ("time_s", False),
-]
+# The counter that says how fast a case was, in order of preference, and whether higher is better:
+# the one list, in counters.py.
+PRIMARY_METRICS = JUDGED
+
 
 # GEMM precision name -> the datasheet column it is compared with.
 SPEC_PRECISION = {
