@@ -314,14 +314,7 @@ def _check_uuid(staging: Path, entry: dict, gpu_uuids: list[str]) -> str:
 
 def _card_of(staging: Path) -> str:
     """The GPU model as CUDA names it (as `triaudit run` files runs); mixed models on one node say so."""
-    names = set()
-    for f in sorted(staging.glob("*.json")):  # also what an interrupted executable left
-        try:
-            ctx = json.loads(f.read_text()).get("context", {})
-        except (OSError, ValueError):
-            continue
-        if ctx.get("gpu_available") == "true" and ctx.get("gpu_name"):
-            names.add(ctx["gpu_name"])
+    names = runner.staged_gpu_names(staging)
     if len(names) > 1:
         return "mixed " + " ".join(sorted(names))
     return next(iter(names), "")

@@ -15,7 +15,6 @@ import datetime as _dt
 import html
 import io
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import pandas as pd
 from . import __version__, corners, tidy_csv
 from . import runs as R
 from .frames import unknown_cards
+from .runner import git_commit
 from .table import BASE_COLUMNS, ROW_COLUMNS, Shared, load_table, scan_paths
 
 WHAT_IT_HOLDS = (
@@ -111,20 +111,6 @@ class _FigureRenderer:
         return pngs
 
 
-def _source_commit() -> str:
-    """The commit of the triaudit that made the report (its checkout), "unknown" outside git."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(Path(__file__).resolve().parent), "describe", "--always", "--dirty", "--abbrev=12"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
 def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, include_incomplete: bool) -> list[str]:
     if not files:
         return [
@@ -161,7 +147,11 @@ def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool =
     all_rows = load_table(files)
     df = all_rows
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    header = ["# triaudit report", "", f"Made {now} by triaudit {__version__}, commit {_source_commit()}."]
+    header = [
+        "# triaudit report",
+        "",
+        f"Made {now} by triaudit {__version__}, commit {git_commit(Path(__file__).resolve().parent)}.",
+    ]
     header += list(notes)  # from the caller, e.g. main.sh: "this machine has no usable GPU"
     header += list(skipped) + list(all_rows.attrs.get("notes", ()))
     if not df.empty:

@@ -190,6 +190,20 @@ def find_executables(build_dir: Path, only: list[str] | None = None) -> dict[str
     return found
 
 
+def staged_gpu_names(staging: Path) -> list[str]:
+    """The GPU names (as CUDA gives them) in the result files of a run being made, in file order;
+    also what an interrupted executable left."""
+    names = []
+    for f in sorted(staging.glob("*.json")):
+        try:
+            ctx = json.loads(f.read_text()).get("context", {})
+        except (OSError, ValueError):
+            continue
+        if ctx.get("gpu_available") == "true" and ctx.get("gpu_name") and ctx["gpu_name"] not in names:
+            names.append(ctx["gpu_name"])
+    return names
+
+
 def git_commit(repo: Path) -> str:
     try:
         out = subprocess.run(
@@ -434,15 +448,7 @@ def run_suite(
     if codes and codes[-1] == EXIT_NO_DEVICE:
         codes = [EXIT_NO_DEVICE]
 
-    card = None
-    for f in sorted(staging.glob("*.json")):  # also what an interrupted executable left
-        try:
-            ctx = json.loads(f.read_text()).get("context", {})
-        except (OSError, ValueError):
-            continue
-        if ctx.get("gpu_available") == "true" and ctx.get("gpu_name"):
-            card = ctx["gpu_name"]
-            break
+    card = next(iter(staged_gpu_names(staging)), None)
     if card is None and interrupted:
         shutil.rmtree(staging, ignore_errors=True)
         _tidy_incoming(results)
