@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 import pytest
-from synthetic import synthetic_context, write
+from synthetic import skipped_entry, synthetic_context, write
 
 from triaudit import p2p_report as P
 from triaudit.table import load_table
@@ -35,23 +35,6 @@ def _entry(name: str, seconds: float, rep: int, reps: int, **counters) -> dict:
         "cpu_time": 1.0,
         "time_unit": "us",
         **counters,
-    }
-
-
-def _skip(name: str, why: str) -> dict:
-    return {
-        "name": name + "/manual_time",
-        "run_name": name + "/manual_time",
-        "run_type": "iteration",
-        "repetitions": 1,
-        "repetition_index": 0,
-        "threads": 1,
-        "iterations": 0,
-        "real_time": 0.0,
-        "cpu_time": 0.0,
-        "time_unit": "us",
-        "error_occurred": True,
-        "error_message": f"skipped: {why}",
     }
 
 
@@ -125,7 +108,7 @@ def p2p_df(tmp_path):
         ),
     )
     one = p2p_result("NVIDIA H200", 1, {}, lambda t, i, j: 0.0)
-    one["benchmarks"] = [_skip("p2p/ce/uni/src:0/dst:1/bytes:536870912", "one GPU: no peer to copy to")]
+    one["benchmarks"] = [skipped_entry("p2p/ce/uni/src:0/dst:1/bytes:536870912", "one GPU: no peer to copy to")]
     write(tmp_path / "one" / "triaudit_p2p_synthetic.json", one)
     return load_table([tmp_path])
 
