@@ -11,9 +11,11 @@ mode=$1
 shift
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-"$@" 2> >(tee "$log" >&2)
+# Into a file, then passed on: `wait` does not wait for a `2> >(tee ...)` process substitution, so
+# grepping a tee'd log could run before the advisory reached it.
+"$@" 2>"$log"
 rc=$?
-wait  # the tee above
+cat "$log" >&2
 if [ "$rc" -ne 0 ]; then
   exit "$rc"
 fi

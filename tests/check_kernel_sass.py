@@ -7,8 +7,8 @@
   CUDA-core levels contain none.
 - STREAM's vector copy and the SM copy of `triaudit_memcpy` have 4 16-byte loads in flight per thread (all issued before its 2nd store).
 - No hot kernel uses local memory (register spills): cuobjdump -res-usage reports LOCAL:0.
-- Levels 4-5: no instruction touches the wgmma accumulator registers between the first HGMMA and
-  the first `WARPGROUP.DEPBAR.LE gsb0, 0x0` after the last HGMMA. HGMMA has no scoreboard on its
+- Levels 4-5: no instruction touches the wgmma accumulator registers inside the loop around the
+  MMAs (head to back-edge) nor up to the first `WARPGROUP.DEPBAR.LE gsb0, 0x0` after the last HGMMA. HGMMA has no scoreboard on its
   output registers, so an epilogue that ptxas hoists above the final wait reads a D that misses
   the last k-tile (it happened: level 5's F2FP conversions sat above the wait; the SASS of that
   binary is kept in tests/data/ and `--self-test` proves the rule fails on it).
@@ -16,7 +16,7 @@
 cuobjdump/nvdisasm come from the toolkit or from PyPI (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm,
 installed by scripts/test.sh). Without them the check exits 77 (CTest: skipped).
 Usage: check_kernel_sass.py ARCH LIBRARY [LIBRARY ...]      e.g. sm_90 libtriaudit_kernels_gemm.a
-       check_kernel_sass.py --self-test BAD.sass                the hazard rule must flag this SASS
+       check_kernel_sass.py --self-test BAD.sass [BAD.sass ...] the hazard rule must flag each SASS
 """
 
 import glob
@@ -77,21 +77,28 @@ def accumulator_hazards(name, body):
     if end is None:
         return [f"{name}: no WARPGROUP.DEPBAR.LE gsb0, 0x0 after its last HGMMA: the epilogue never waits for the MMAs"]
 
-    # The window opens at the head of the loop around the MMAs (the earliest target of a backward
-    # branch inside the window): MMAs of one iteration are in flight at the top of the next.
+    # The loop around the first MMA (its innermost back-edge: a branch after the first HGMMA to an
+    # address before it) is in the window from its head to its back-edge: the MMAs one iteration
+    # leaves in flight (wait_group 1) run on at the top of the next and after an in-loop wait that
+    # only the last k-tile takes. The window ends at the later of that back-edge and the first full
+    # wait after the last HGMMA.
     def address(line):
         m = re.search(r"/\*([0-9a-f]{4,})\*/", line)
         return int(m.group(1), 16) if m else None
 
-    start = mma[0][0]
+    start, stop = mma[0][0], end
     first_address = address(lines[start])
-    for i in range(mma[0][0], end):
+    loop = None  # (head address, back-edge line)
+    for i in range(mma[0][0], len(lines)):
         b = re.search(r"\bBRA\b.*?0x([0-9a-f]+)\s*;", lines[i])
-        if b and first_address is not None and int(b.group(1), 16) < first_address:
-            head = next((j for j, line in enumerate(lines) if address(line) == int(b.group(1), 16)), start)
-            start = min(start, head)
+        if b and first_address is not None and int(b.group(1), 16) <= first_address:
+            if loop is None or int(b.group(1), 16) > loop[0]:
+                loop = (int(b.group(1), 16), i)
+    if loop is not None:
+        start = next((j for j, line in enumerate(lines) if address(line) == loop[0]), start)
+        stop = max(end, loop[1])
     problems = []
-    for i in range(start, end):
+    for i in range(start, stop):
         line = lines[i]
         if "HGMMA" in line or "WARPGROUP" in line:
             continue
@@ -101,24 +108,25 @@ def accumulator_hazards(name, body):
             addr = re.search(r"/\*([0-9a-f]{4,})\*/", line)
             problems.append(
                 f"{name}: {code.strip()} at {addr.group(1) if addr else '?'} touches accumulator "
-                f"R{touched[0]} before the final wgmma wait (window: loop head to the final DEPBAR gsb0, 0x0)"
+                f"R{touched[0]} while MMAs may be in flight (window: the MMA loop, then to the final DEPBAR gsb0, 0x0)"
             )
     return problems
 
 
-def self_test(path):
-    """The hazard rule must flag the SASS of the binary that had the bug."""
-    text = open(path, encoding="utf-8").read()
-    found = [p for name, body in kernels_of(text, r"kernel").items() for p in accumulator_hazards(name, body)]
-    if not found:
-        print(f"FAIL: the accumulator rule does not flag {path}, the SASS of a binary with the hazard")
-        sys.exit(1)
-    print(f"the accumulator rule flags {len(found)} instructions in {os.path.basename(path)}, e.g.\n  {found[0]}")
+def self_test(paths):
+    """The hazard rule must flag each SASS with a hazard (the binary that had the bug; synthetic edits)."""
+    for path in paths:
+        text = open(path, encoding="utf-8").read()
+        found = [p for name, body in kernels_of(text, r"kernel").items() for p in accumulator_hazards(name, body)]
+        if not found:
+            print(f"FAIL: the accumulator rule does not flag {path}, the SASS of a binary with the hazard")
+            sys.exit(1)
+        print(f"the accumulator rule flags {len(found)} instructions in {os.path.basename(path)}, e.g.\n  {found[0]}")
 
 
 def main():
     if sys.argv[1] == "--self-test":
-        self_test(sys.argv[2])
+        self_test(sys.argv[2:])
         return
     arch, libs = sys.argv[1], sys.argv[2:]
     cuobjdump, nvdisasm = find_tool("cuobjdump"), find_tool("nvdisasm")

@@ -43,6 +43,16 @@ TEST(LadderRules, ShapeLimitsOfTheEarlierLevels) {
   EXPECT_NE(ladder_unsupported(3, 1ULL << 31, 1024, 1024, 90), "");
 }
 
+TEST(LadderRules, DimensionsWhoseTileCountsOverflowIntAreRefused) {
+  // The kernels count tiles in int: (k + BK - 1) / BK with K = 2^31 - 8 (a multiple of 8, A only
+  // 4 GiB) wrapped negative and D came out as zeros. Up to 255 below INT_MAX every ceil-division
+  // by a tile of at most 256 stays in range.
+  const std::uint64_t k = (1ULL << 31) - 8;
+  for (int level : {3, 4, 5}) EXPECT_NE(ladder_unsupported(level, 1024, 1024, k, 90), "") << level;
+  EXPECT_NE(ladder_unsupported(5, k, 256, 1024, 90), "");
+  EXPECT_EQ(ladder_unsupported(5, (1ULL << 31) - 256, 256, 1024, 90), "");
+}
+
 TEST(LadderRules, GroupedOrderProducesEveryTileOnce) {
   for (int tiles_m : {1, 2, 15, 16, 17, 18, 33, 64})
     for (int tiles_n : {1, 3, 32}) {

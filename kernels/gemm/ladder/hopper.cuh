@@ -81,13 +81,13 @@ __device__ inline void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-// Ties the accumulator registers to the surrounding wgmma instructions. wgmma's asm names its
-// accumulators, but the wait does not: without this, ptxas may move ordinary instructions that
-// read or write the accumulators across the wait (it hoisted level 5's whole epilogue above the
-// final wait, and HGMMA has no scoreboard on its outputs, so D lost its last k-tile). An empty asm
-// that "modifies" every accumulator, placed right after each wait and before each first MMA,
-// orders them (CUTLASS's warpgroup_fence_operand). It emits no instruction; the SASS check
-// `kernel_sass_sm_90a` proves the ordering in the binary.
+// Ties the accumulator registers to the surrounding wgmma instructions for the compiler front end
+// (CUTLASS's warpgroup_fence_operand): wgmma's asm names its accumulators, but the wait does not,
+// and an empty asm that "modifies" every accumulator keeps NVVM from moving their reads and writes
+// across a wait. It emits no PTX, so it does not bind ptxas: ptxas hoisted level 5's epilogue
+// conversions above a wait that followed the loop even with this fence there (HGMMA has no
+// scoreboard on its outputs, so D lost its last k-tile). What protects level 5 is that its last
+// k-tile waits for every group inside the loop; `kernel_sass_sm_90a` checks the order in the binary.
 template <int N>
 __device__ inline void fence_accumulators(float (&acc)[N]) {
 #pragma unroll

@@ -126,8 +126,11 @@ __global__ void __launch_bounds__(THREADS, 1)
     fence_accumulators(acc);
     if (kt > 0 && lane == 0) mbar_arrive(&empty[(kt - 1) % STAGES]);
   }
+  // The last k-tile's wait above is what finishes the MMAs before the epilogue (ptxas places this
+  // one's DEPBAR after the conversions). This wait stays all the same: without it ptxas cannot see
+  // that the accumulators are final here and injects a wait of its own (advisory C7517).
   wgmma_wait<0>();
-  fence_accumulators(acc);  // the epilogue's reads stay below the final wait (see hopper.cuh)
+  fence_accumulators(acc);
 
   // Epilogue. Both consumers must be done reading the stages before either overwrites them.
   asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMERS * 128) : "memory");

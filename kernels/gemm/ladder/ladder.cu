@@ -23,8 +23,10 @@ const LadderLevel* ladder_levels(int* count) {
 
 std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std::uint64_t k, int cc) {
   if (level < 0 || level > 5) return "no such level: the ladder has levels 0-5";
+  // The kernels count tiles in int ((k + BK - 1) / BK, tiles of at most 256): 255 below INT_MAX
+  // keeps every such ceil-division in range.
   const std::uint64_t big = static_cast<std::uint64_t>(std::numeric_limits<int>::max());
-  if (m > big || n > big || k > big) return "dimensions above 2^31";
+  if (m > big - 255 || n > big - 255 || k > big - 255) return "dimensions above 2^31 - 256";
   if (cc < 80) return "the ladder targets compute capability 8.0 and newer";
   if (level == 2 && (m % 16 || n % 16 || k % 16)) return "level 2 (WMMA) needs M, N, K multiples of 16";
   if (level == 3 && k % 8) return "level 3 (16-byte cp.async) needs K a multiple of 8";
