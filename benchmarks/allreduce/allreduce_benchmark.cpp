@@ -607,7 +607,9 @@ int main(int argc, char** argv) {
   std::vector<char> all(rank == 0 ? static_cast<std::size_t>(size) * sizeof line : 1);
   MPI_Gather(line, sizeof line, MPI_CHAR, all.data(), sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
 
-  int worst = 0, mine = !id_ok ? 2 : (device < 0 ? (ce == cudaSuccess ? 2 : 1) : 0);
+  // The worst over ranks: 3 NCCL could not make an id (a failure, exit 1), 2 ranks mapped onto GPUs
+  // they cannot use (the launch's setup, exit 2), 1 no GPU (77), 0 ready.
+  int worst = 0, mine = !id_ok ? 3 : (device < 0 ? (ce == cudaSuccess ? 2 : 1) : 0);
   MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 
   if (has_flag(argc, argv, "--dry-run")) {
@@ -622,7 +624,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "triaudit_allreduce_mpi: not every rank has a GPU and a unique id: nothing measured\n");
     }
     MPI_Finalize();
-    return worst == 1 ? kExitNoDevice : kExitBadCommandLine;
+    return worst == 1 ? kExitNoDevice : worst == 2 ? kExitBadCommandLine : 1;
   }
 
   // Rank 0 reports; the others keep quiet and write no file.

@@ -62,18 +62,6 @@ int collectives_per_region(std::uint64_t bytes) {
   return static_cast<int>(std::clamp<std::uint64_t>(by_size, 20, 200));
 }
 
-RankTimes summarize_rank_times(const std::vector<double>& seconds) {
-  RankTimes t;
-  if (seconds.empty()) return t;
-  double sum = 0;
-  for (double s : seconds) {
-    sum += s;
-    t.max = std::max(t.max, s);
-  }
-  t.mean = sum / static_cast<double>(seconds.size());
-  return t;
-}
-
 std::string nccl_algo_env(const std::string& algo) {
   if (algo == "ring") return "Ring";
   if (algo == "tree") return "Tree";

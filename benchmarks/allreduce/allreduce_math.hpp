@@ -37,12 +37,6 @@ std::vector<std::uint64_t> allreduce_sizes(std::uint64_t lo, std::uint64_t hi, i
 // launch skew between GPUs is spread over 20 operations), more for small sizes, at most 200.
 int collectives_per_region(std::uint64_t bytes);
 
-// Per-rank times of one region: nccl-tests reports the mean over ranks; the max is kept beside it.
-struct RankTimes {
-  double mean = 0, max = 0;
-};
-RankTimes summarize_rank_times(const std::vector<double>& seconds);
-
 // The NCCL_ALGO value for an algorithm variant ("" for auto: NCCL's own choice).
 std::string nccl_algo_env(const std::string& algo);
 

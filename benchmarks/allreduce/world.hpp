@@ -55,10 +55,6 @@ class AllreduceWorld {
   // must ask in the same order.
   const std::vector<ncclComm_t>& comms(const std::string& algo, int gpus = 0);
 
-  // MPI: the maximum / sum over all processes; single process: the value itself.
-  double max_over_processes(double v) const;
-  unsigned long long sum_over_processes(unsigned long long v) const;
-
   // Waits until `done` has completed on every local rank, polling NCCL's async errors of `comms`;
   // after `timeout_s` aborts every communicator and throws.
   void wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms, double timeout_s = 120.0);

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <set>
 #include <utility>
 
 #include "cuda_check.hpp"
@@ -157,6 +158,31 @@ class GraphExec : public detail::UniqueHandle<cudaGraphExec_t, cudaGraphExecDest
     TRIAUDIT_CUDA(cudaGraphInstantiate(&e, g.get(), 0ULL));
     return e;
   }
+};
+
+// The GPUs this process has put work on besides the current one (a p2p case drives two, a
+// single-process allreduce several). The harness waits on and checks these only: touching any
+// other GPU would create a context there (memory taken from whoever uses it; an error under
+// EXCLUSIVE_PROCESS compute mode).
+inline std::set<int>& devices_in_use() {
+  static std::set<int> devices;
+  return devices;
+}
+
+// Makes `device` current for a scope (and notes it in use); the previous device comes back.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    TRIAUDIT_CUDA(cudaGetDevice(&previous_));
+    TRIAUDIT_CUDA(cudaSetDevice(device));
+    devices_in_use().insert(device);
+  }
+  ~DeviceGuard() { (void)cudaSetDevice(previous_); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
 };
 
 }  // namespace triaudit

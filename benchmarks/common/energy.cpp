@@ -26,6 +26,7 @@ void EnergyAccount::add(double seconds, const EnergyReading& start, const Energy
     return;
   }
   ++windows_;
+  devices_ = devices > devices_ ? devices : devices_;
   ops_ += ops;
   seconds_ += seconds;
   joules_ += joules;
@@ -34,6 +35,7 @@ void EnergyAccount::add(double seconds, const EnergyReading& start, const Energy
 EnergyFigures EnergyAccount::figures(double min_window_s) const {
   EnergyFigures f;
   f.windows = windows_;
+  f.devices = devices_;
   f.ops = ops_;
   f.window_s = seconds_;
   if (!void_reason_.empty()) {
@@ -61,6 +63,12 @@ std::string power_disagreement(double counter_watts, double samples_watts, doubl
   std::snprintf(buf, sizeof buf, "energy counter (%.0f W mean) and power samples (%.0f W mean) disagree by %.0f%%",
                 counter_watts, samples_watts, std::fabs(rel) * 100.0);
   return buf;
+}
+
+std::string power_disagreement(const EnergyFigures& e, double samples_watts_one_gpu) {
+  if (e.devices <= 1) return power_disagreement(e.watts_mean, samples_watts_one_gpu);
+  const std::string d = power_disagreement(e.watts_mean / e.devices, samples_watts_one_gpu);
+  return d.empty() ? d : d + " (counter: the mean over " + std::to_string(e.devices) + " GPUs; samples: one of them)";
 }
 
 }  // namespace triaudit

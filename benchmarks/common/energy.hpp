@@ -20,6 +20,7 @@ struct EnergyFigures {
   bool valid = false;
   std::string why;  // when !valid: "energy_window_too_short (...)", "unknown (NVML: ...)", "... reset ..."
   int windows = 0;
+  int devices = 1;  // the GPUs whose counters were summed (an allreduce: every rank's)
   long long ops = 0;
   double window_s = 0.0, joules = 0.0, joules_per_op = 0.0, watts_mean = 0.0;
 };
@@ -32,7 +33,7 @@ class EnergyAccount {
   EnergyFigures figures(double min_window_s = 1.0) const;
 
  private:
-  int windows_ = 0;
+  int windows_ = 0, devices_ = 1;
   long long ops_ = 0;
   double seconds_ = 0.0, joules_ = 0.0;
   std::string void_reason_;  // set once a window could not be used: the whole account is void
@@ -41,5 +42,9 @@ class EnergyAccount {
 // "" when the counter's mean power and the power samples' mean agree within `tolerance`, else a
 // sentence for the label. No samples (0): nothing to compare.
 std::string power_disagreement(double counter_watts, double samples_watts, double tolerance = 0.10);
+
+// The same check for a case's figures against the power samples of one of its GPUs: a counter
+// summed over several GPUs is compared per GPU (their mean).
+std::string power_disagreement(const EnergyFigures& e, double samples_watts_one_gpu);
 
 }  // namespace triaudit

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "clock_watch.hpp"
 #include "cuda_check.hpp"
+#include "cuda_raii.hpp"
 #include "stream_latch.hpp"
 #include "suite.hpp"
 
@@ -120,8 +122,8 @@ void append_label(benchmark::State& state, const std::string& part) {
 // The loop both timings share: regions for `warmup` seconds of wall time, unreported, then
 // timed regions until `window` seconds of wall time have passed (at least one; at most
 // max_regions when `capped`). `region` runs one region of `ops` operations and returns its time.
-LoopResult run_loop(const std::function<double()>& region, int ops, double warmup, double window, bool capped,
-                    bool account) {
+LoopResult run_loop(const std::function<double()>& region, int ops, int untimed_ops, double warmup, double window,
+                    bool capped, bool account) {
   const int max_regions = measure_settings().max_regions;
   LoopResult r;
   std::vector<double> per_op;
@@ -130,6 +132,7 @@ LoopResult run_loop(const std::function<double()>& region, int ops, double warmu
   while (HostTimer::now() - t0 < warmup) {
     region();
     r.warmup_ops += ops;
+    r.untimed_ops += untimed_ops;
   }
   r.warmup_seconds = HostTimer::now() - t0;
   const double t1 = HostTimer::now();
@@ -138,23 +141,21 @@ LoopResult run_loop(const std::function<double()>& region, int ops, double warmu
     const double t = region();
     r.seconds += t;
     r.ops += ops;
+    r.untimed_ops += untimed_ops;
     per_op.push_back(t / ops);
   }
-  inst.finish(r, r.ops + r.warmup_ops, account);
+  inst.finish(r, r.ops_in_window(), account);
   finalize(r, per_op);
   return r;
 }
 
-// Every device waits for its work: an operation may touch two GPUs (p2p).
-void synchronize_all_devices() {
-  int current = 0, count = 0;
-  TRIAUDIT_CUDA(cudaGetDevice(&current));
-  TRIAUDIT_CUDA(cudaGetDeviceCount(&count));
-  for (int d = 0; d < count; ++d) {
-    TRIAUDIT_CUDA(cudaSetDevice(d));
+// Every device in use waits for its work: an operation may touch two GPUs (p2p).
+void synchronize_devices_in_use() {
+  TRIAUDIT_CUDA(cudaDeviceSynchronize());  // the current device
+  for (const int d : std::set<int>(devices_in_use())) {
+    DeviceGuard g(d);
     TRIAUDIT_CUDA(cudaDeviceSynchronize());
   }
-  TRIAUDIT_CUDA(cudaSetDevice(current));
 }
 
 LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s, bool account_energy) {
@@ -166,10 +167,10 @@ LoopResult time_device(const DeviceWork& work, double sustained_window_s, double
   // hold would time out; nvbandwidth preloads its kernels for the same reason).
   work.enqueue_op();
   TRIAUDIT_CUDA_LAUNCH();
-  synchronize_all_devices();
+  synchronize_devices_in_use();
   StreamLatch latch;
   Event start, stop;
-  return run_loop([&] { return device_region(work, latch, start, stop); }, work.ops,
+  return run_loop([&] { return device_region(work, latch, start, stop); }, work.ops, work.untimed_ops_in_region,
                   warmup_s < 0.0 ? cfg.warmup_s : warmup_s, sustained ? sustained_window_s : cfg.min_time_s, !sustained,
                   account_energy);
 }
@@ -184,7 +185,7 @@ LoopResult time_host(const HostWork& work) {
     if (work.end_region) work.end_region();
     return HostTimer::now() - t0;
   };
-  return run_loop(region, work.ops, cfg.warmup_s, cfg.min_time_s, true, true);
+  return run_loop(region, work.ops, 0, cfg.warmup_s, cfg.min_time_s, true, true);
 }
 
 LoopResult measure_device(benchmark::State& state, const DeviceWork& work) {
@@ -258,7 +259,7 @@ void report_loop(benchmark::State& state, const LoopResult& r, const char* effic
     state.counters["watts_mean"] = e.watts_mean;
     if (efficiency_counter != nullptr && e.joules_per_op > 0.0)
       state.counters[efficiency_counter] = work_per_op / e.joules_per_op;
-    append_label(state, power_disagreement(e.watts_mean, c.power_mean_w));
+    append_label(state, power_disagreement(e, c.power_mean_w));
   } else {
     append_label(state, "energy " + e.why);
   }

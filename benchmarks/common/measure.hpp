@@ -46,6 +46,9 @@ struct LoopResult {
   double noise = 0.0;           // relative standard deviation of the regions' time per op
   double warmup_seconds = 0.0;  // wall time
   long long warmup_ops = 0;
+  long long untimed_ops = 0;  // queued in the regions before their start event (DeviceWork::untimed_ops_in_region)
+  // Every operation the energy window saw: timed, warm-up and untimed ones (joules_per_op divides by this).
+  long long ops_in_window() const { return ops + warmup_ops + untimed_ops; }
   double window_seconds = 0.0;  // wall time from the first warm-up region to the last timed one
   double window_end = 0.0;      // host clock (HostTimer::now) when the window closed
   ClockSummary clocks;

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda_raii.hpp"
+#include "latch_budget.hpp"
 
 namespace triaudit {
 
@@ -23,7 +24,7 @@ class StreamLatch {
   // Queue entries (kernel launches, copies, event records) waiting behind one hold must stay well
   // inside the device's queue depth, or the host blocks in a launch it can never finish before
   // release(). Counted in entries, not operations: a bidirectional copy is several entries.
-  static constexpr int kMaxQueuedEntries = 128;
+  static constexpr int kMaxQueuedEntries = kLatchMaxQueuedEntries;
 
   // Holds are no-ops when they cannot work: TRIAUDIT_NO_LATCH=1 (for profilers that serialise
   // kernel launches, such as Nsight Compute, under which a held stream could only wait for its

@@ -8,10 +8,12 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "cuda_raii.hpp"
 #include "host_info.hpp"
 #include "measure.hpp"
 #include "sizes.hpp"
@@ -78,17 +80,25 @@ bool lists_only(int argc, char** argv) {
 // A kernel that traps or faults leaves the context broken for the rest of the process: every
 // later CUDA call returns the same error. Sticky errors are the ones a second synchronize still
 // reports; an ordinary failed call does not show up here at all.
-std::string sticky_cuda_error() {  // every visible device: a p2p case drives two
-  int current = 0, count = 0;
-  if (cudaGetDevice(&current) != cudaSuccess || cudaGetDeviceCount(&count) != cudaSuccess) count = 1;
+std::string sticky_cuda_error() {  // every device in use: a p2p case drives two
   std::string found;
-  for (int d = 0; d < count && found.empty(); ++d) {
-    if (count > 1) (void)cudaSetDevice(d);
-    if (cudaDeviceSynchronize() == cudaSuccess) continue;
+  auto sticky_here = [&found] {
+    if (cudaDeviceSynchronize() == cudaSuccess) return;
     const cudaError_t again = cudaDeviceSynchronize();
     if (again != cudaSuccess) found = std::string(cudaGetErrorName(again)) + ": " + cudaGetErrorString(again);
+  };
+  int current = 0;
+  std::set<int> devices = devices_in_use();
+  if (cudaGetDevice(&current) != cudaSuccess || (devices.insert(current), devices.size() == 1)) {
+    sticky_here();  // the current device only
+    return found;
   }
-  if (count > 1) (void)cudaSetDevice(current);
+  for (const int d : devices) {
+    (void)cudaSetDevice(d);
+    sticky_here();
+    if (!found.empty()) break;
+  }
+  (void)cudaSetDevice(current);
   return found;
 }
 

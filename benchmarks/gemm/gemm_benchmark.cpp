@@ -21,6 +21,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "../common/measure.hpp"
 #include "../common/names.hpp"
@@ -220,8 +221,9 @@ CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffe
 }
 
 // Burst: the first call of the case times every ceiling shape through the measured path (the
-// warm-up runs once, before the first shape; the others follow back to back) and keeps the best
-// one ready; the repetitions that follow time that shape again. The best is the compute roof.
+// warm-up runs once, before the first shape; the others follow back to back), each with all the
+// free memory to itself, then prepares the best one again and keeps it; the repetitions that
+// follow time that shape again. The best is the compute roof.
 void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
   run_guarded(state, [&] {
     require_precision(p);
@@ -235,8 +237,10 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
       kept.reset();
       kept_ws = std::make_unique<DeviceBuffer<unsigned char>>(lt_workspace_bytes(device_cc()));
       double best_rate = 0;
+      std::optional<GemmShape> best;
       bool first = true;
       for (const GemmShape& s : ceiling_shapes()) {
+        // Each shape gets the whole free memory (its rotation sets): nothing of the others is kept.
         auto c = std::make_unique<CeilingShape>();
         try {
           *c = prepare_ceiling_shape(p, s, *kept_ws, stream);
@@ -254,10 +258,11 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
         const double rate = gemm_flops(c->shape.m, c->shape.n, c->shape.k) / r.seconds_per_op;
         if (rate > best_rate) {
           best_rate = rate;
-          kept = std::move(c);  // the previous best's buffers are freed here
+          best = s;
         }
       }
-      if (!kept) throw SkipCase("no ceiling shape could run here" + (skipped.empty() ? "" : ": " + skipped));
+      if (!best) throw SkipCase("no ceiling shape could run here" + (skipped.empty() ? "" : ": " + skipped));
+      kept = std::make_unique<CeilingShape>(prepare_ceiling_shape(p, *best, *kept_ws, stream));
       kept_precision = p;
     }
     CeilingShape& c = *kept;

@@ -21,6 +21,7 @@
 #include "../common/gpu_timer.hpp"
 #include "../common/measure.hpp"
 #include "../common/names.hpp"
+#include "../common/region_stats.hpp"
 #include "../common/suite.hpp"
 #include "chain_check.hpp"
 #include "common/spin.cuh"
@@ -106,11 +107,6 @@ void chain_case(benchmark::State& state, int n, bool graph) {
   });
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 // Chains of 1, 2, 4, ..., 1024 kernels (median of 7 each), fitted with weights 1/t^2: the
 // per-kernel cost, the fixed cost and their standard errors, all from the same data as the time
 // reported (the per-kernel cost).
@@ -130,7 +126,7 @@ void chain_fit_case(benchmark::State& state, bool graph) {
           t.push_back(HostTimer::now() - t0);
         }
         x.push_back(n);
-        y.push_back(median_of(t));
+        y.push_back(region_stats(t).median);
       }
       fit = fit_line_relative(x, y);
       state.SetIterationTime(std::max(fit.slope, 1e-12));  // the reported time is the per-kernel cost

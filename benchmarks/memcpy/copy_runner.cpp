@@ -60,17 +60,18 @@ CopyRunner::CopyRunner(CopyKind kind, std::uint64_t bytes)
       join_(cudaEventDisableTiming) {
   if (bytes % 16 != 0 || bytes == 0) throw Error("copy size must be a positive multiple of 16 bytes");
   const std::string& m = kind_.memory;
-  if (m == "pageable") pageable_.resize(words_);
-  if (m == "pinned") pinned_ = PinnedBuffer<std::uint32_t>(words_);
-  if (m == "write_combined") pinned_ = PinnedBuffer<std::uint32_t>(words_, cudaHostAllocWriteCombined);
-  if (m == "zero_copy") pinned_ = PinnedBuffer<std::uint32_t>(words_, cudaHostAllocMapped);
-  if (m == "registered") registered_ = std::make_unique<HostRegistration>(bytes);
-  dev_ = DeviceBuffer<std::uint32_t>(words_);
-  if (kind_.direction == "bidir") {  // every buffer large enough for the interfering (2x) copy
+  if (kind_.direction == "bidir") {  // pinned, every buffer large enough for the interfering (2x) copy
     pinned_ = PinnedBuffer<std::uint32_t>(2 * words_);
     pinned_second_ = PinnedBuffer<std::uint32_t>(2 * words_);
     dev_ = DeviceBuffer<std::uint32_t>(2 * words_);
     dev_second_ = DeviceBuffer<std::uint32_t>(2 * words_);
+  } else {
+    if (m == "pageable") pageable_.resize(words_);
+    if (m == "pinned") pinned_ = PinnedBuffer<std::uint32_t>(words_);
+    if (m == "write_combined") pinned_ = PinnedBuffer<std::uint32_t>(words_, cudaHostAllocWriteCombined);
+    if (m == "zero_copy") pinned_ = PinnedBuffer<std::uint32_t>(words_, cudaHostAllocMapped);
+    if (m == "registered") registered_ = std::make_unique<HostRegistration>(bytes);
+    dev_ = DeviceBuffer<std::uint32_t>(words_);
   }
   if (kind_.direction == "d2d") dev_second_ = DeviceBuffer<std::uint32_t>(words_);
 

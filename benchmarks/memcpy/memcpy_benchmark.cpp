@@ -65,7 +65,7 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
     Stream s1, s2;
     const int ops = copies_per_region(kind, bytes);
     LoopResult r;
-    double other_direction_s = 0.0;
+    double other_direction_s = 0.0, flush_bytes_per_op = 0.0;
     if (copy_is_host_timed(kind)) {
       HostWork work;
       work.ops = ops;
@@ -85,6 +85,8 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
       if (copy_flushes_l2(kind)) {
         flusher = std::make_unique<L2Flusher>(device().description.l2_bytes);
         work.flusher = flusher.get();
+        // One flush per region, shared by the region's copies (timed and untimed).
+        flush_bytes_per_op = static_cast<double>(flusher->bytes()) / (work.ops + work.untimed_ops_in_region);
       }
       if (kind.direction == "bidir") {
         // Each direction measured on its own stream while the other direction, twice as large,
@@ -124,12 +126,13 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
     if (copy_is_host_timed(kind)) append_label(state, "host caches flushed (256 MiB written) before each copy");
     if (kind.direction == "d2d")
       append_label(state, "bytes counted once (DRAM traffic is read + write = 2x); L2 flushed before each copy");
-    // bytes_per_joule: the bytes the window moved per operation. Bidirectional: the measured copy
-    // and the interfering one, twice as large (3x); device copies: read + write, and the L2 flush
-    // read before each.
+    // bytes_per_joule: the bytes the window moved per operation (joules_per_op divides the window's
+    // energy by every copy in it, untimed ones too). Bidirectional: the measured copy and the
+    // interfering one, twice as large (3x); device copies: read + write, and their share of the
+    // L2 flush read before each region.
     double moved = counted;
     if (kind.direction == "bidir") moved = counted + static_cast<double>(bidir_interfering_bytes(bytes));
-    if (copy_flushes_l2(kind)) moved = 2.0 * counted + 3.0 * static_cast<double>(device().description.l2_bytes);
+    if (copy_flushes_l2(kind)) moved = 2.0 * counted + flush_bytes_per_op;
     report_loop(state, r, "bytes_per_joule", moved);
   });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "latch_budget.hpp"
 #include "sizes.hpp"
 
 namespace triaudit {
@@ -45,7 +46,7 @@ int untimed_copies_in_region(const CopyKind& k, std::uint64_t size) {
 
 int copies_per_region(const CopyKind& k, std::uint64_t size) {
   if (copy_is_host_timed(k) || copy_flushes_l2(k)) return 1;
-  constexpr int kQueue = 128 - 2;  // StreamLatch::kMaxQueuedEntries less the two event records
+  constexpr int kQueue = kLatchEntriesForOps;
   const int fit = kQueue / copy_queue_entries(k) - untimed_copies_in_region(k, size);
   const std::uint64_t by_size = (64ULL << 20) / std::max<std::uint64_t>(size, 1);
   return static_cast<int>(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "latch_budget.hpp"
 #include "names.hpp"
 
 namespace triaudit {
@@ -64,7 +65,7 @@ int p2p_queue_entries(const P2pKind& k) {
 int p2p_untimed_ops(const P2pKind&, std::uint64_t bytes) { return bytes <= (16ULL << 20) ? 4 : 1; }
 
 int p2p_ops_per_region(const P2pKind& k, std::uint64_t bytes) {
-  constexpr int kQueue = 128 - 2;  // StreamLatch::kMaxQueuedEntries less the two event records
+  constexpr int kQueue = kLatchEntriesForOps;
   const int fit = std::max(1, kQueue / p2p_queue_entries(k) - p2p_untimed_ops(k, bytes));
   if (k.latency) return std::min(100, fit);
   const std::uint64_t by_size = (64ULL << 20) / std::max<std::uint64_t>(bytes, 1);

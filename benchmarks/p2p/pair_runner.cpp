@@ -9,12 +9,6 @@
 
 namespace triaudit {
 
-DeviceGuard::DeviceGuard(int device) {
-  TRIAUDIT_CUDA(cudaGetDevice(&previous_));
-  TRIAUDIT_CUDA(cudaSetDevice(device));
-}
-DeviceGuard::~DeviceGuard() { (void)cudaSetDevice(previous_); }
-
 // One GPU of the pair: what it sends (out), what it receives (in), its stream, and the events
 // that fork a bidirectional copy from it (fork) or report its interfering copy done (done).
 struct PairRunner::End {

@@ -17,17 +17,6 @@
 namespace triaudit {
 
 // Makes `device` current for its scope, and restores the one before.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device);
-  ~DeviceGuard();
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
 class PairRunner {
  public:
   // Allocates on both devices and fills the source(s); peer access must already be enabled both

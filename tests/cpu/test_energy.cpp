@@ -90,3 +90,21 @@ TEST(Energy, TheResetLimitScalesWithTheGpusSummed) {
   ASSERT_TRUE(many.figures().valid) << many.figures().why;
   EXPECT_NEAR(many.figures().watts_mean, 22400.0, 1e-6);
 }
+
+// An allreduce's counter is summed over every rank's GPU while the power samples are one GPU's:
+// eight GPUs at 500 W each are not "4000 W against 500 W, 88 % apart".
+TEST(Energy, ASummedCounterIsComparedPerGpu) {
+  EnergyAccount eight;
+  eight.add(2.0, EnergyReading{0, ""}, EnergyReading{8'000'000, ""}, 10, 8);  // 8 kJ in 2 s: 4000 W
+  const EnergyFigures f = eight.figures();
+  ASSERT_TRUE(f.valid) << f.why;
+  EXPECT_EQ(f.devices, 8);
+  EXPECT_EQ(power_disagreement(f, 505.0), "");
+  const std::string d = power_disagreement(f, 400.0);  // one GPU 20 % below the mean
+  EXPECT_NE(d.find("20%"), std::string::npos) << d;
+  EXPECT_NE(d.find("mean over 8 GPUs"), std::string::npos) << d;
+  EnergyAccount one;
+  one.add(2.0, EnergyReading{0, ""}, EnergyReading{1'000'000, ""}, 10);
+  EXPECT_EQ(one.figures().devices, 1);
+  EXPECT_EQ(power_disagreement(one.figures(), 505.0), "");
+}
