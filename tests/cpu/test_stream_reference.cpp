@@ -1,8 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
+#include <vector>
 
+#include "common/grid_stride.hpp"
 #include "common/random_values.hpp"
 #include "stream/dot_check.hpp"
 #include "stream/stream_ops.hpp"
@@ -55,6 +58,41 @@ TEST(StreamReference, ExpectedValuesFollowTheDefinitions) {
   EXPECT_EQ(stream_expected<float>(StreamOp::Triad, i), std::fma(s, c, b));
 }
 
+// The first dot check, kept here only to show why it was replaced: one worst-case bound on the
+// final sum (tests below), against an 80-bit reference over all elements.
+namespace old_dot_check {
+struct DotReference {
+  long double sum = 0;      // the exact-ish value (80-bit accumulation on x86-64)
+  long double abs_sum = 0;  // sum of |a_i * b_i|, the scale of the rounding error
+};
+
+template <typename T>
+DotReference stream_dot_reference(std::uint64_t begin, std::uint64_t end) {
+  DotReference r;
+  for (std::uint64_t i = begin; i < end; ++i) {
+    const long double p = static_cast<long double>(stream_input<T>('a', i)) * stream_input<T>('b', i);
+    r.sum += p;
+    r.abs_sum += std::fabs(p);
+  }
+  return r;
+}
+
+// Worst-case error of a summation whose longest chain of dependent additions has `depth`
+// terms: gamma(depth) * sum|a_i b_i| (Higham), with gamma(k) = k u / (1 - k u). The device's
+// chain is: a per-thread grid-stride loop over n / threads elements (x vector width), a
+// block tree of 8 levels, then a sequential fold of blocks / 256 partials and another tree.
+template <typename T>
+double dot_tolerance(std::uint64_t n, std::uint64_t grid_threads, std::uint64_t blocks, long double abs_sum) {
+  const double u = std::numeric_limits<T>::epsilon() / 2;
+  const std::uint64_t per_thread = grid_threads > 0 ? (n + grid_threads - 1) / grid_threads : n;
+  const double depth = static_cast<double>(per_thread + 1 + 8 + (blocks + 255) / 256 + 8 + 2);
+  const double gamma = depth * u / (1.0 - depth * u);
+  return gamma * static_cast<double>(abs_sum) + std::numeric_limits<T>::min();
+}
+}  // namespace old_dot_check
+using old_dot_check::dot_tolerance;
+using old_dot_check::stream_dot_reference;
+
 TEST(StreamReference, DotToleranceCatchesAMissingBlockButNotRounding) {
   const std::uint64_t n = 1 << 20;
   const auto ref = stream_dot_reference<float>(0, n);
@@ -76,14 +114,24 @@ struct DeviceLikeDot {
   std::vector<float> partials;
   float result = 0;
 };
+// Each thread's share as dot_kernel takes it: the kernels' own grid-stride traversal over the
+// 16-byte vectors, then the scalar tail (so a wrong mapping in dot_block_of shows here).
 DeviceLikeDot simulate_dot(const DotTree& t) {
   const std::uint64_t stride = std::uint64_t{t.blocks} * t.threads;
+  const std::uint64_t vectors = t.n / t.width;
+  auto product = [](std::uint64_t i) { return stream_input<float>('a', i) * stream_input<float>('b', i); };
   std::vector<float> per_thread(stride, 0.0f);
-  for (std::uint64_t i = 0; i < t.n; ++i) {
-    const float p = stream_input<float>('a', i) * stream_input<float>('b', i);
-    const std::uint64_t tail_start = t.n / t.width * t.width;
-    const std::uint64_t th = i < tail_start ? (i / t.width) % stride : (i - tail_start) % stride;
-    per_thread[th] += p;
+  for (std::uint64_t th = 0; th < stride; ++th) {
+    float& sum = per_thread[th];
+    kernels::grid_stride_from(
+        th, stride, vectors,
+        [&](std::size_t v) {
+          float s = 0.0f;
+          for (unsigned e = 0; e < t.width; ++e) s += product(v * t.width + e);
+          return s;
+        },
+        [&](std::size_t, float s) { sum += s; });
+    for (std::uint64_t i = vectors * t.width + th; i < t.n; i += stride) sum += product(i);
   }
   DeviceLikeDot d;
   d.partials.assign(t.blocks, 0.0f);
