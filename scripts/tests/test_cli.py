@@ -6,7 +6,7 @@ from pathlib import Path
 
 from synthetic import synthetic_stream_result, write
 
-from triaudit import cli, runner
+from triaudit import builddir, cli, runner
 
 
 def test_report_writes_tables_and_plot(tmp_path):
@@ -92,6 +92,19 @@ def test_run_writes_a_new_folder_each_time_with_manifest(tmp_path):
     assert "--benchmark_repetitions=5" in m["executables"][0]["command"]
     assert (first.run_dir / "triaudit_stream.json").exists() and (first.run_dir / "triaudit_stream.log").exists()
     assert not (results / ".incoming").exists()
+
+
+def test_run_records_the_commit_of_the_code_that_ran_not_of_the_current_folder(tmp_path, monkeypatch):
+    build = tmp_path / "build"
+    _fake_exe(build, FAKE_OK)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # not a git checkout: the old code recorded "unknown" here
+    out = runner.run_suite(build, tmp_path / "results", "quick", log=lambda *_: None)
+    m = json.loads((out.run_dir / "manifest.json").read_text())
+    assert m["git_commit"] == runner.git_commit(builddir.REPO)
+    if (builddir.REPO / ".git").exists():
+        assert m["git_commit"] != "unknown"
 
 
 def test_run_reports_a_failing_executable(tmp_path):

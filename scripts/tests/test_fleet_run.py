@@ -11,6 +11,7 @@ import pytest
 from synthetic_fleet import fake_build, fake_nvidia_smi
 
 from triaudit import fleet_run as FR
+from triaudit import runner
 from triaudit.fleet_status import read_statuses
 
 UUIDS = [f"GPU-{c * 8}-0000-4000-8000-{c * 12}" for c in "abcd"]
@@ -71,6 +72,16 @@ def test_every_gpu_at_once_one_file_per_executable_per_gpu(tmp_path):
     assert status["run_dir"] == str(run_dir.relative_to(results))
     assert status["gpus_measured"] == [0, 1, 2, 3]
     assert not (results / ".incoming").exists()
+
+
+def test_bind_numa_off_reaches_every_per_gpu_process(tmp_path):
+    """`triaudit run --all-gpus --bind-numa off` (it was dropped: every process got --bind-numa=on)."""
+    out, _, _ = _run(tmp_path, bind_numa="off")
+    assert out.exit_code == 0, out.message
+    ctx = _contexts(out.run_dir)
+    for i in range(4):
+        argv = ctx[f"triaudit_stream.gpu{i}.json"]["argv"]
+        assert "--bind-numa=off" in argv and "--bind-numa=on" not in argv
 
 
 def test_gpus_option_picks_some(tmp_path):
@@ -291,12 +302,12 @@ def test_no_device_reason_keeps_nested_parentheses():
         "triaudit_stream: no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable)): every case is "
         "reported as skipped; exit code 77"
     )
-    assert FR._no_device_reason(line) == "no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable))"
+    assert runner.no_device_reason(line) == "no CUDA device (no NVIDIA driver found (libcuda.so.1 not loadable))"
     assert (
-        FR._no_device_reason("x: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected): y")
+        runner.no_device_reason("x: no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected): y")
         == "no CUDA device (cudaErrorNoDevice: no CUDA-capable device is detected)"
     )
-    assert FR._no_device_reason("nothing said") == "no CUDA device"
+    assert runner.no_device_reason("nothing said") == "no CUDA device"
 
 
 def test_plain_run_says_the_whole_no_device_reason(tmp_path, stream_exe, no_gpu_json, monkeypatch):

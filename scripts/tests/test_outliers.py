@@ -174,7 +174,7 @@ def test_time_metrics_judged_as_rates(tmp_path):
     j = O.find_outliers([tmp_path])
     [o] = j.outliers.itertuples()
     assert o.gpu_index == "3" and abs(o.deficit - 0.2) < 0.01
-    assert O.fmt_value(o.value, o.metric) == "2.50 µs"
+    assert O.fmt_value(o.value, o.metric) == "2.50 us"
 
 
 def test_cases_filter(tmp_path):
@@ -283,3 +283,24 @@ def test_cli_exit_codes_and_markdown(tmp_path, capsys):
     empty.mkdir()
     assert cli.main(["outliers", str(empty)]) == 2
     assert "no result files under" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"node_level": [], "gpus": "all"},
+        {"node_level": {"executables": "x"}, "gpus": [1, "two", {"executables": 3}]},
+        {"host": 7, "gpus": [{"index": 0, "executables": [None, "a"]}]},
+        [],
+    ],
+)
+def test_a_malformed_manifest_is_not_a_traceback(tmp_path, capsys, manifest):
+    """Whatever shape a manifest has, outliers (and the report's fleet section) read the files."""
+    root = fleet(tmp_path / "r", hosts=1, gpus_per_host=4)
+    runs = {f.parent for f in root.rglob("*.json")}
+    assert runs
+    for run in runs:
+        (run / "manifest.json").write_text(json.dumps(manifest))
+    code = cli.main(["outliers", str(root)])
+    err = capsys.readouterr().err
+    assert code in (0, 1, 3) and "Traceback" not in err, err

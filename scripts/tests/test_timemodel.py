@@ -75,3 +75,11 @@ def test_dry_run_command(build_dir, capsys):
     err = capsys.readouterr().err
     assert "unknown card 'h900'" in err and "Traceback" not in err
     assert cli.main(["run", "--dry-run", "--card", "h200", "--gpu-count", "0", "--build-dir", str(build_dir)]) == 2
+
+
+def test_the_card_is_found_as_plan_finds_it():
+    """`run --dry-run --card H200` was refused while `plan --card H200` worked: one lookup now."""
+    assert T.card_by_key("H200").key == T.card_by_key("h200").key == "h200"
+    assert T.card_by_key("NVIDIA H200").key == "h200"
+    with pytest.raises(T.ModelError, match="unknown card"):
+        T.card_by_key("no-such-card")

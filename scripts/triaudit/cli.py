@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import runner
+from . import argtypes, runner
 from .gbench import LoadError
 
 
@@ -95,6 +95,7 @@ def cmd_report(a) -> int:
 
 def cmd_compare(a) -> int:
     from . import compare as C
+    from .table import scan_paths
 
     try:
         if not 0 <= a.max_untested_change:
@@ -110,13 +111,13 @@ def cmd_compare(a) -> int:
             a.max_untested_change,
             a.allow_algo_change,
         )
-        problems = C.comparability(C.load_samples(a.baseline), C.load_samples(a.new)) if a.allow_different else []
     except (C.CompareError, LoadError) as exc:
         print(f"triaudit compare: {exc}", file=sys.stderr)
         return 2
-    md = C.summary_markdown(result, str(a.baseline), str(a.new), problems)
+    md = C.summary_markdown(result, str(a.baseline), str(a.new), result.attrs.get("problems", []))
     if a.markdown:
-        if a.markdown.resolve() in {p.resolve() for p in (a.baseline, a.new)}:
+        inputs = {p.resolve() for p in (a.baseline, a.new)} | {f.resolve() for f in scan_paths([a.baseline, a.new])[0]}
+        if a.markdown.resolve() in inputs:
             print(f"triaudit compare: refusing to write over an input: {a.markdown}", file=sys.stderr)
             return 2
         try:
@@ -136,6 +137,9 @@ def cmd_history(a) -> int:
 
     try:
         written, table = C.history(a.runs, a.out, a.cases, a.alpha, a.min_effect, a.min_repetitions)
+    except C.NothingToJudge as exc:
+        print(f"triaudit history: {exc}", file=sys.stderr)
+        return C.EXIT_NOTHING_JUDGED
     except (C.CompareError, LoadError) as exc:
         print(f"triaudit history: {exc}", file=sys.stderr)
         return 2
@@ -189,9 +193,16 @@ def _silence_stdout() -> None:
 
 
 def _stat_args(p) -> None:
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test")
-    p.add_argument("--min-effect", type=float, default=0.02, help="smallest relative change that counts (0.02 = 2%%)")
-    p.add_argument("--min-repetitions", type=int, default=4, help="fewer repetitions than this: 'uncertain'")
+    p.add_argument(
+        "--alpha", type=argtypes.probability, default=0.05, help="significance level of the Mann-Whitney U test"
+    )
+    p.add_argument(
+        "--min-effect",
+        type=argtypes.non_negative,
+        default=0.02,
+        help="smallest relative change that counts (0.02 = 2%%)",
+    )
+    p.add_argument("--min-repetitions", type=argtypes.count, default=4, help="fewer repetitions than this: 'uncertain'")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -202,8 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--version",
         action="version",
-        version=f"triaudit {__version__} (commit {runner.git_commit(Path(__file__).resolve().parents[2])}, "
-        f"JSON schema {SCHEMA_VERSION})",
+        version=f"triaudit {__version__} (commit {runner.git_commit()}, JSON schema {SCHEMA_VERSION})",
     )
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -221,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile",
         default="quick",
         choices=sorted(runner.PROFILES),
-        help="quick: the nightly minutes; full: every case (both 5 repetitions)",
+        help="quick: the nightly minute; full: the ~5-minute set; exhaustive: every case (all 5 repetitions)",
     )
     r.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     r.add_argument(

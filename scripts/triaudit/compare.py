@@ -34,7 +34,6 @@ EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
 
 # Verdicts that fail the gate, and the order sections are printed in.
 FAILING = ["slower", "newly failing", "missing", "algorithm changed", "not comparable", "untested change"]
-INFORMATIVE = ["faster", "uncertain", "untested", "same", "failing in both", "fixed", "new", "not judged"]
 SIGN_NOTE = (
     "change = new vs baseline, relative, of the counter judged: for throughput counters (flops, ops, "
     "bytes_per_second, busbw, ...) + is faster; for times (time_s, per_kernel_s) − is faster."
@@ -43,6 +42,10 @@ SIGN_NOTE = (
 
 class CompareError(ValueError):
     pass
+
+
+class NothingToJudge(CompareError):
+    """The inputs are fine but share nothing to judge (exit 3)."""
 
 
 @dataclass
@@ -279,6 +282,7 @@ def compare(
         raise CompareError("refusing to compare: " + "; ".join(problems) + " (--allow-different to compare anyway)")
     result = judge(a, b, alpha, min_effect, min_repetitions, max_untested_change, allow_algo_change)
     result.attrs["notes"] = a.notes + b.notes
+    result.attrs["problems"] = problems  # what --allow-different let through, for the summary
     return result
 
 
@@ -393,7 +397,7 @@ def history(
     if pattern:
         cases = [c for c in cases if pattern.search(c)]
     if not cases:
-        raise CompareError("no case common to every run" + (f" matching {case_filter!r}" if case_filter else ""))
+        raise NothingToJudge("no case common to every run" + (f" matching {case_filter!r}" if case_filter else ""))
     rows = []
     for case in cases:
         for i, r in enumerate(loaded):

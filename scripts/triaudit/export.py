@@ -132,8 +132,11 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
     for path in files:
         if path.resolve() in inputs:
             raise ExportError(f"refusing to write {path}: it is one of the inputs")
-    out.mkdir(parents=True, exist_ok=True)
-    for path, doc in files.items():
-        path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for path, doc in files.items():
+            path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise ExportError(f"--out {out}: cannot be written: {e.strerror or e}") from e
     said.append(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} from {card}, run {run}")
     return list(files), said

@@ -63,6 +63,7 @@ class Setup:
     gpus: list[int] | None = None
     timeout_s: float | None = None
     budget_s: float | None = None
+    bind_numa: str = "on"  # each per-GPU process on its GPU's NUMA node, as a real job would place it
 
 
 class SetupError(ValueError):
@@ -263,15 +264,11 @@ def _gpu_env(base: dict, gpu_uuids: list[str], index: str | None, siblings: bool
     return env
 
 
-def _args_for(name: str, profile: str, extra: list[str], per_gpu: bool) -> list[str]:
-    args = runner.COMMON_ARGS + runner.PROFILES[profile].get(name, []) + list(extra)
-    # One process per GPU at once: each on its GPU's NUMA node, as a real job would place it.
+def _args_for(name: str, profile: str, extra: list[str], per_gpu: bool, bind_numa: str = "on") -> list[str]:
+    args = runner.profile_args(profile, name) + list(extra)
     if per_gpu and not any(a.startswith("--bind-numa") for a in args):
-        args.append("--bind-numa=on")
+        args.append(f"--bind-numa={bind_numa}")
     return args
-
-
-_no_device_reason = runner.no_device_reason
 
 
 def _probe(exe: Path, name: str, staging: Path, profile: str, env: dict) -> tuple[int, str]:
@@ -287,7 +284,7 @@ def _probe(exe: Path, name: str, staging: Path, profile: str, env: dict) -> tupl
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return EXIT_FAILED, f"{name} could not run: {exc}"
-    return p.returncode, _no_device_reason(p.stdout + p.stderr) if p.returncode == EXIT_NO_DEVICE else (
+    return p.returncode, runner.no_device_reason(p.stdout + p.stderr) if p.returncode == EXIT_NO_DEVICE else (
         p.stdout + p.stderr
     ).strip()[-300:]
 
@@ -410,14 +407,16 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
             "failed",
         )
 
-    per_gpu = [(n, e, _args_for(n, s.profile, s.extra_args, True)) for n, e in exes.items() if n not in NODE_LEVEL]
+    per_gpu = [
+        (n, e, _args_for(n, s.profile, s.extra_args, True, s.bind_numa)) for n, e in exes.items() if n not in NODE_LEVEL
+    ]
     node_level = [(n, e, _args_for(n, s.profile, s.extra_args, False)) for n, e in exes.items() if n in NODE_LEVEL]
     manifest = {
         "profile": s.profile,
         "started_utc": started,
         "host": record["host"],
         "node": record["node"],
-        "git_commit": runner.git_commit(Path(__file__).resolve().parents[2]),
+        "git_commit": runner.git_commit(),
         "complete": False,
         "mode": "all-gpus",
         "siblings_loaded": len(chosen) > 1,
@@ -495,7 +494,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
             )
         codes = [e["exit_code"] for e in all_runs]
         if codes and all(c == EXIT_NO_DEVICE for c in codes):
-            reason = _no_device_reason(logs)
+            reason = runner.no_device_reason(logs)
             return finish(
                 EXIT_NO_DEVICE,
                 None,
@@ -551,6 +550,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpus", default="", help="GPU indices as nvidia-smi numbers them, e.g. 0,3 (default: all)")
     p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
     p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run")
+    p.add_argument(
+        "--bind-numa", choices=["on", "off"], default="on", help="each GPU's process on its NUMA node (default on)"
+    )
     p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
     a = p.parse_args(argv)
     return run_from_args(a)
@@ -578,6 +580,7 @@ def run_from_args(a) -> int:
         gpus,
         a.timeout_s,
         a.budget_s,
+        a.bind_numa,
     )
     out = run_all_gpus(s, log)
     print(out.message, flush=True)

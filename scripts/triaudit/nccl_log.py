@@ -54,10 +54,6 @@ _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)")
 _NET_VIA = re.compile(r"^NET/(?P<name>.+?)/(?P<dev>\d+)(?:\((?P<proxy>\d+)\))?(?P<rest>.*)$")
 
 
-class NcclLogError(ValueError):
-    pass
-
-
 @dataclass
 class Connection:
     channel: int

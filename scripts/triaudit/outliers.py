@@ -13,7 +13,6 @@ Time-like metrics (launch cost, seconds) are judged as 1/time, so "below" always
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -21,8 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from .counters import DISPLAY
 from .fleet_status import read_statuses
 from .frames import PRIMARY_METRICS
+from .runs import RunInfo, gpu_identity, read_run
 from .table import expand_paths, load_table
 
 MIN_GPUS = 4
@@ -32,16 +33,6 @@ MAD_SCALE = 1.4826  # MAD of normal noise x this = its standard deviation
 EXIT_NONE, EXIT_OUTLIERS, EXIT_BAD_INPUT, EXIT_TOO_FEW = 0, 1, 2, 3
 
 # metric -> (scale, unit) for people
-UNITS = {
-    "flops": (1e12, "TFLOP/s"),
-    "ops": (1e12, "TOP/s"),
-    "bytes_per_second": (1e9, "GB/s"),
-    "busbw": (1e9, "GB/s"),
-    "algbw": (1e9, "GB/s"),
-    "hidden_fraction": (0.01, "%"),
-    "per_kernel_s": (1e-6, "µs"),
-    "time_s": (1e-6, "µs"),
-}
 
 
 class OutlierError(ValueError):
@@ -60,40 +51,21 @@ class Judgement:
     judged: int = 0  # (group, case) pairs with enough GPUs
 
 
-def _manifests(files: list[Path]) -> dict[Path, dict]:
-    out: dict[Path, dict] = {}
-    for f in files:
-        m = f.parent / "manifest.json"
-        if f.parent not in out:
-            try:
-                out[f.parent] = json.loads(m.read_text()) if m.exists() else {}
-            except (OSError, ValueError):
-                out[f.parent] = {}
-    return out
-
-
-def _identity(path: Path, ctx: dict, manifest: dict) -> dict | None:
+def _identity(path: Path, ctx: dict, run: RunInfo) -> dict | None:
     """Which GPU a result file measured; None for files that are not one GPU's (no device, a
-    node-level allreduce over several GPUs)."""
-    if str(ctx.get("gpu_available", "")).lower() != "true":
-        return None
-    if any(e.get("json") == path.name for e in manifest.get("node_level", {}).get("executables", [])):
+    node-level allreduce or p2p run over several GPUs)."""
+    if str(ctx.get("gpu_available", "")).lower() != "true" or path.name in run.node_level_files:
         return None
     try:
         if int(ctx.get("allreduce_ranks", "1")) > 1:
             return None
     except ValueError:
         pass
-    from_manifest = next(
-        (g for g in manifest.get("gpus", []) if any(e.get("json") == path.name for e in g.get("executables", []))), {}
-    )
-    uuid = str(ctx.get("gpu_uuid") or from_manifest.get("uuid") or "")
-    if uuid.startswith("unknown"):
-        uuid = str(from_manifest.get("uuid", ""))
+    uuid = gpu_identity(ctx, run, path.name)
     index = str(ctx.get("gpu_index", ""))
     if not index.isdigit():  # not recorded, or a placeholder for "not set": the manifest knows
-        index = str(from_manifest.get("index", index or "?"))
-    host = ctx.get("host") or manifest.get("host") or ctx.get("host_name") or "?"
+        index = run.gpu_of(path.name)[1] or index or "?"
+    host = ctx.get("host") or run.host or "?"
     return {
         "model": str(ctx.get("gpu_name", "unknown card")),
         "driver": str(ctx.get("driver_version") or "unknown driver"),
@@ -123,10 +95,11 @@ def per_gpu_table(df: pd.DataFrame, cases: str = "") -> tuple[pd.DataFrame, list
     """Tidy rows -> one row per GPU and case (the GPU's median), and notes on cases not measured."""
     contexts = df.attrs.get("contexts", {})
     files = [Path(f) for f in contexts]
-    manifests = _manifests(files)
+    runs = df.attrs.get("runs", {})
     ident = {}
     for f in files:
-        who = _identity(f, contexts[str(f)], manifests.get(f.parent, {}))
+        run = runs.get(str(f.parent)) or read_run(f.parent, [contexts[str(f)]])
+        who = _identity(f, contexts[str(f)], run)
         if who is not None:
             ident[str(f)] = who
     if df.empty or not ident:
@@ -187,7 +160,7 @@ def _value_in_median_units(r) -> float:
 
 
 def fmt_value(v: float, metric: str) -> str:
-    scale, unit = UNITS.get(metric, (1.0, metric))
+    unit, scale = DISPLAY.get(metric, (metric, 1.0))
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     x = v / scale

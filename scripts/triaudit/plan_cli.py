@@ -4,32 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
+from . import argtypes, plan_cost
 from . import plan as P
-from . import plan_cost
 from .gbench import LoadError
 from .models import MODELS
 from .specs import CARDS, card_by_key
 
-
-def _number(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(v) or v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number: {text!r}")
-    return v
-
-
-def _count(text: str) -> int:
-    v = _number(text)
-    if v != int(v):
-        raise argparse.ArgumentTypeError(f"must be a whole number: {text!r}")
-    return int(v)
+_number = argtypes.positive
+_count = argtypes.count
 
 
 def add_parser(sub) -> None:
@@ -82,7 +67,7 @@ def add_parser(sub) -> None:
     d.add_argument("--tokens-per-user", type=_number, default=20.0, help="target tokens/s per user")
     d.add_argument(
         "--kv-cache-gb",
-        type=float,
+        type=argtypes.non_negative,
         default=0.0,
         help="memory reserved beside weights and KV cache (activations, CUDA context), GB in all",
     )
@@ -98,8 +83,10 @@ def add_parser(sub) -> None:
     m = q.add_parser("memory", help="fine-tuning memory: full (mixed-precision Adam) and LoRA")
     m.add_argument("--params", type=_number, required=True)
     m.add_argument("--mode", choices=["full", "lora", "both"], default="both")
-    m.add_argument("--lora-fraction", type=float, default=0.01, help="trainable fraction under LoRA")
-    m.add_argument("--activation-factor", type=float, default=0.0, help="activations as a multiple of weight bytes")
+    m.add_argument("--lora-fraction", type=argtypes.fraction, default=0.01, help="trainable fraction under LoRA")
+    m.add_argument(
+        "--activation-factor", type=argtypes.non_negative, default=0.0, help="activations as a multiple of weight bytes"
+    )
 
     a = q.add_parser(
         "allreduce",

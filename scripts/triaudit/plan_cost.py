@@ -15,22 +15,14 @@ operation` (roofline with an operation, transfer, allreduce, launches).
 from __future__ import annotations
 
 import argparse
-import math
 import re
 
+from . import argtypes
 from . import cost as C
 from . import plan as P
 from .specs import card_by_key, match_card
 
-
-def _money_arg(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(v) or v < 0:
-        raise argparse.ArgumentTypeError(f"must be a number of 0 or more: {text!r}")
-    return v
+_money_arg = argtypes.non_negative
 
 
 def add_arguments(parser, questions) -> None:

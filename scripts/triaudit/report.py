@@ -137,11 +137,6 @@ def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, incl
     ]
 
 
-def build(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False):
-    df, header = _frame(paths, include_incomplete, all_runs)
-    return df, header, corners.all_sections(df) if not df.empty else []
-
-
 def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False, notes: tuple = ()):
     files, skipped = scan_paths(paths)
     all_rows = load_table(files)
@@ -150,7 +145,7 @@ def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool =
     header = [
         "# triaudit report",
         "",
-        f"Made {now} by triaudit {__version__}, commit {git_commit(Path(__file__).resolve().parent)}.",
+        f"Made {now} by triaudit {__version__}, commit {git_commit()}.",
     ]
     header += list(notes)  # from the caller, e.g. main.sh: "this machine has no usable GPU"
     header += list(skipped) + list(all_rows.attrs.get("notes", ()))

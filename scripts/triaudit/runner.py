@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import builddir
 from .builddir import find_build_dir
 from .progress import PlainProgress, classify
 from .progress import choose as choose_progress
@@ -204,7 +205,10 @@ def staged_gpu_names(staging: Path) -> list[str]:
     return names
 
 
-def git_commit(repo: Path) -> str:
+def git_commit(repo: Path | None = None) -> str:
+    """`git describe` of a checkout: by default the one this package is part of (the code that ran),
+    wherever the command was started from."""
+    repo = repo if repo is not None else builddir.REPO
     try:
         out = subprocess.run(
             ["git", "-C", str(repo), "describe", "--always", "--dirty", "--abbrev=12"],
@@ -399,7 +403,7 @@ def run_suite(
         "profile": profile,
         "started_utc": stamp,
         "host": socket.gethostname(),
-        "git_commit": git_commit(repo or Path.cwd()),
+        "git_commit": git_commit(repo),
         "complete": False,
         "executables": [],
     }
@@ -412,7 +416,7 @@ def run_suite(
     log = progress.log  # on a terminal the bar's console prints the run's own lines too
     try:
         for i, (name, exe) in enumerate(exes.items(), 1):
-            args = COMMON_ARGS + PROFILES[profile].get(name, []) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
+            args = profile_args(profile, name) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
             limit = timeout_s
             if budget_s is not None:
                 left = budget_s - (time.monotonic() - began)

@@ -29,6 +29,7 @@ class RunInfo:
     complete: bool
     manifest_note: str = ""  # e.g. "manifest.json unreadable"
     gpu_files: tuple = ()  # whole-node mode: (result file name, GPU uuid, GPU index) from the manifest
+    node_level_files: tuple = ()  # whole-node mode: files measured over all GPUs at once (allreduce, p2p)
 
     def gpu_of(self, file_name: str) -> tuple[str, str]:
         """(uuid, index) the manifest gives for a result file of this run, ("", "") when it does not."""
@@ -78,10 +79,18 @@ def read_run(run_dir: Path, contexts: list[dict]) -> RunInfo:
     gpu_files = []
     for g in manifest.get("gpus", []) if isinstance(manifest.get("gpus"), list) else []:
         if isinstance(g, dict):
-            for e in g.get("executables", []) or []:
+            exes = g.get("executables")
+            for e in exes if isinstance(exes, list) else []:
                 if isinstance(e, dict) and e.get("json"):
                     gpu_files.append((str(e["json"]), str(g.get("uuid", "")), str(g.get("index", ""))))
-    return RunInfo(str(run_dir), run_dir.name, started, host, commit, complete, note, tuple(gpu_files))
+    node = manifest.get("node_level")
+    node_exes = node.get("executables") if isinstance(node, dict) else None
+    node_files = tuple(
+        str(e["json"])
+        for e in (node_exes if isinstance(node_exes, list) else [])
+        if isinstance(e, dict) and e.get("json")
+    )
+    return RunInfo(str(run_dir), run_dir.name, started, host, commit, complete, note, tuple(gpu_files), node_files)
 
 
 def gpu_identity(context: dict, run: RunInfo | None = None, file_name: str = "") -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 
@@ -148,16 +147,3 @@ def plot_figure(df: pd.DataFrame):
     fig.legend(handles, labels, loc="lower center", ncol=min(5, max(1, len(labels))), fontsize=8)
     fig.set_layout_engine("tight", rect=(0, 0.06 + 0.02 * (len(labels) // 5), 1, 1))  # laid out as drawn
     return fig
-
-
-def plot(df: pd.DataFrame, path: str | Path) -> Path | None:
-    """Saves plot_figure as a PNG; returns the path, or None when there is nothing to plot."""
-    import matplotlib.pyplot as plt
-
-    fig = plot_figure(df)
-    if fig is None:
-        return None
-    path = Path(path)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

@@ -245,11 +245,6 @@ def _load_all(files: list[Path]):
         yield from pool.map(_load_one, files, chunksize=max(1, min(4, len(files) // (4 * workers))))
 
 
-def run_is_complete(result_file: Path) -> bool:
-    """False when the run's manifest says it was interrupted (or cannot be read); True without a manifest."""
-    return read_run(Path(result_file).parent, []).complete
-
-
 def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     """Loads every result file under `paths` into one tidy DataFrame.
 

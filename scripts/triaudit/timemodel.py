@@ -16,7 +16,6 @@ Standard library only: `run` imports it on a bare GPU machine.
 
 from __future__ import annotations
 
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,10 +339,11 @@ def list_cases(exe: Path, args: list[str]) -> list[str]:
 
 
 def card_by_key(key: str) -> specs.CardSpec:
-    for c in specs.CARDS:
-        if c.key == key:
-            return c
-    raise ModelError(f"unknown card {key!r}; choose one of {', '.join(c.key for c in specs.CARDS)}")
+    """specs.card_by_key (a key such as h200, or a name CUDA gives), as a ModelError when unknown."""
+    try:
+        return specs.card_by_key(key)
+    except KeyError as e:
+        raise ModelError(e.args[0]) from None
 
 
 def format_estimate(estimates: list[ExeEstimate], card: specs.CardSpec, profile: str, top: int = 5) -> str:
@@ -356,12 +356,6 @@ def format_estimate(estimates: list[ExeEstimate], card: specs.CardSpec, profile:
     if longest:
         lines.append("  longest cases: " + "; ".join(f"{c.name} {c.seconds:.1f} s" for c in longest))
     return "\n".join(lines)
-
-
-def parse_gpus(text: str) -> int:
-    if not re.fullmatch(r"[1-9][0-9]{0,3}", text):
-        raise ModelError(f"--gpus {text!r}: a GPU count from 1")
-    return int(text)
 
 
 def estimate_profile(

@@ -45,7 +45,6 @@ P2P_MEANING = {
 PCIE_ORDER = ["PIX", "PXB", "PHB", "NODE", "SYS", "SOC"]
 
 _NV = re.compile(r"^NV(\d+)$")
-_ROW_LABEL = re.compile(r"^\s*(\S+)")
 
 
 class TopologyError(ValueError):

@@ -16,6 +16,7 @@ import re
 
 import pandas as pd
 
+from ..counters import DISPLAY
 from ..table import name_parts
 from . import statistics
 
@@ -30,7 +31,6 @@ METRIC = {
     "stream": "bytes_per_second",
     "gemm": "flops",
 }
-UNIT = {"busbw": (1e9, "GB/s"), "bytes_per_second": (1e9, "GB/s"), "flops": (1e12, "TFLOP/s")}
 PEER_ONLY_ARGS = {"device"}
 
 
@@ -47,11 +47,6 @@ def _args(case: str) -> dict:
 def _strip(case: str, drop: set) -> str:
     parts = case.split("/")
     return "/".join(p for p in parts if p.partition(":")[0] not in drop or ":" not in p)
-
-
-def _with_bytes(case: str, nbytes) -> str:
-    parts = [p for p in case.split("/") if not p.startswith("bytes:")]
-    return "/".join(parts + [f"bytes:{int(nbytes)}"])
 
 
 def _prefix_without_bytes(case: str) -> str:
@@ -236,7 +231,7 @@ def side_by_side(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
                 continue
             if corner == "allreduce" and t["median"] == 0 and r["median"] == 0:
                 continue  # one rank: busbw is 0 on both sides by the formula
-            scale, unit = UNIT.get(metric, (1.0, ""))
+            unit, scale = DISPLAY.get(metric, ("", 1.0))
             ratio = t["median"] / r["median"] if r["median"] else math.nan
             throttled = _throttled(df, t)
             all_notes = ([device_note] if device_note else []) + match_notes

@@ -16,14 +16,10 @@ import math
 import re
 from pathlib import Path
 
+from ..runner import slug
 from .model import PeerFormatError, PeerRun
 
 SCHEMA = "1"
-
-
-def slug(text: str) -> str:
-    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return s or "unknown-card"
 
 
 def choose_card(runs: list[PeerRun], card: str | None) -> str:
