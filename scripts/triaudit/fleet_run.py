@@ -462,8 +462,10 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     finally:
         signal.signal(signal.SIGTERM, previous)
 
+    # A GPU's thread still winding down after an interruption may add its last record after this
+    # (join above gives up after 15 s): the checks below read uuid_check with a default.
     for rec in manifest["gpus"]:
-        for e in rec["executables"]:
+        for e in list(rec["executables"]):
             e["uuid_check"] = _check_uuid(staging, e, [rec["uuid"]])
     all_runs = [e for rec in manifest["gpus"] for e in rec["executables"]] + manifest["node_level"]["executables"]
     manifest["executables"] = all_runs  # flat, as `triaudit run` writes it
@@ -518,8 +520,8 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     wrong = [
         f"{e['executable']} gpu{rec['index']}: {e['uuid_check']}"
         for rec in manifest["gpus"]
-        for e in rec["executables"]
-        if e["uuid_check"].startswith("MISMATCH")
+        for e in list(rec["executables"])
+        if str(e.get("uuid_check", "")).startswith("MISMATCH")
     ]
     gpus_note = {"gpus_measured": [rec["index"] for rec in manifest["gpus"] if rec["executables"]]}
     if interrupted:
