@@ -163,3 +163,17 @@ def test_counters_keep_the_files_order():
     entry = _entry(**{n: float(i) for i, n in enumerate(names)})
     rf = parse_result({"context": {}, "benchmarks": [entry]}, Path("order.json"))
     assert [k for k in rf.runs[0].counters if k.startswith("counter_")] == names
+
+
+def test_an_integer_too_large_for_a_float_is_not_a_measurement(tmp_path):
+    # JSON integers have no size limit; float() of one with 400 digits raised OverflowError (a traceback).
+    p = tmp_path / "huge.json"
+    big = "1" + "0" * 400
+    p.write_text(
+        '{"context": {}, "benchmarks": ['
+        f'{{"name": "a/b/c", "run_type": "iteration", "real_time": 1.0, "time_unit": "ns", "iterations": 1, "x": {big}}},'
+        f'{{"name": "a/b/d", "run_type": "iteration", "real_time": {big}, "time_unit": "ns", "iterations": 1}}]}}'
+    )
+    a, b = load_result(p).runs
+    assert a.status == "error" and "x is too large for a float" in a.message and "huge.json" in a.message
+    assert b.status == "error" and "real_time is too large for a float" in b.message

@@ -145,14 +145,14 @@ def foreign_format(data: dict) -> str | None:
     return None
 
 
-def _is_complexity(e: dict) -> bool:
+def is_complexity(e: dict) -> bool:
     """->Complexity() rows: BigO (coefficients) and RMS, aggregates without a time of their own."""
     return e.get("run_type") == "aggregate" and (
         e.get("aggregate_name") in ("BigO", "RMS") or "big_o" in e or "rms" in e
     )
 
 
-def _mark_conflicts(runs: list[Run], path: Path) -> None:
+def mark_conflicts(runs: list[Run], path: Path) -> None:
     """Rows that cannot be told apart are not repetitions: each case whose iteration rows repeat a
     repetition_index (or lack one and come twice), or whose aggregate of one kind comes twice,
     becomes an error naming the file, instead of being pooled into one wide-spread case."""
@@ -191,7 +191,8 @@ def _mark_conflicts(runs: list[Run], path: Path) -> None:
             r.status, r.message, r.counters, r.time_s = "error", bad[r.case], {}, math.nan
 
 
-def parse_result(data: Any, path: Path) -> ResultFile:
+def checked_entries(data: Any, path: Path) -> tuple[dict[str, Any], list]:
+    """(context, benchmarks array) of a Google Benchmark JSON object; LoadError for anything else."""
     if not isinstance(data, dict):
         raise LoadError(f"{path}: top level is not a JSON object (is this Google Benchmark JSON?)")
     foreign = foreign_format(data)
@@ -205,100 +206,109 @@ def parse_result(data: Any, path: Path) -> ResultFile:
     entries = data["benchmarks"]
     if not isinstance(entries, list):
         raise LoadError(f"{path}: 'benchmarks' is not an array")
-    runs = []
-    skipped_rows: dict[str, int] = {}
-    standard = STANDARD_FIELDS
-    for i, e in enumerate(entries):
-        if type(e) is not dict:
-            raise LoadError(f"{path}: benchmarks[{i}] is not an object")
-        name = e.get("run_name", e.get("name"))
-        if type(name) is not str or not name:
-            raise LoadError(f"{path}: benchmarks[{i}] has no name")
-        run_type = e.get("run_type", "iteration")
-        aggregate_name = e.get("aggregate_name", "")
-        if run_type == "aggregate" and _is_complexity(e):
-            skipped_rows["complexity (BigO/RMS)"] = skipped_rows.get("complexity (BigO/RMS)", 0) + 1
-            continue
-        status, message = _status(e) if ("error_occurred" in e or "skipped" in e) else ("ok", "")
-        if run_type != "iteration" and run_type != "aggregate":
-            raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown run_type {run_type!r}")
-        unit = e.get("time_unit", "ns")
-        if unit not in TIME_UNITS:
-            raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown time_unit {unit!r}")
-        case = case_name(name)
-        time_s = math.nan
-        counters: dict[str, float] = {}
-        if status == "ok":
-            if "real_time" not in e:
-                raise LoadError(f"{path}: benchmarks[{i}] ({name}) has no real_time")
+    return context, entries
+
+
+COMPLEXITY_ROWS = "complexity (BigO/RMS)"
+
+
+def entry_run(i: int, e: Any, path: Path, skipped_rows: dict[str, int]) -> Run | None:
+    """benchmarks[i] as a Run; None for a complexity row (counted in skipped_rows)."""
+    if type(e) is not dict:
+        raise LoadError(f"{path}: benchmarks[{i}] is not an object")
+    name = e.get("run_name", e.get("name"))
+    if type(name) is not str or not name:
+        raise LoadError(f"{path}: benchmarks[{i}] has no name")
+    run_type = e.get("run_type", "iteration")
+    aggregate_name = e.get("aggregate_name", "")
+    if run_type == "aggregate" and is_complexity(e):
+        skipped_rows[COMPLEXITY_ROWS] = skipped_rows.get(COMPLEXITY_ROWS, 0) + 1
+        return None
+    status, message = _status(e) if ("error_occurred" in e or "skipped" in e) else ("ok", "")
+    if run_type != "iteration" and run_type != "aggregate":
+        raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown run_type {run_type!r}")
+    unit = e.get("time_unit", "ns")
+    if unit not in TIME_UNITS:
+        raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown time_unit {unit!r}")
+    case = case_name(name)
+    time_s = math.nan
+    counters: dict[str, float] = {}
+    if status == "ok":
+        if "real_time" not in e:
+            raise LoadError(f"{path}: benchmarks[{i}] ({name}) has no real_time")
+        try:
             time_s = _number(e["real_time"], f"benchmarks[{i}] ({name}) real_time", path) * TIME_UNITS[unit]
-            # NaN time: the tool printed none (imported peer outputs); the case stands on its
-            # throughput counter then, and is an error without one. Infinity is never a time.
-            time_unknown = time_s != time_s
-            broken = [] if time_unknown or math.isfinite(time_s) else [f"real_time is {_not_finite(time_s)}"]
-            # Counters are read from repetitions and from the median aggregate (aggregates-only
-            # files); the mean/stddev/cv aggregates are never used, so their fields are not read.
-            if run_type == "iteration" or aggregate_name == "median":
-                for k, v in e.items():  # the file's order: the same table every time
-                    if k in standard:
-                        continue
-                    t = type(v)  # exact types: bool is not a counter, strings are not numbers
-                    if t is float:
-                        if v - v == 0.0:  # finite
-                            counters[k] = v
-                        elif v != v and is_energy(k):
-                            continue  # unknown on this board: absent, never 0
-                        else:
-                            broken.append(f"{k} is {_not_finite(v)}")
-                    elif t is int:
+            huge = []
+        except OverflowError:  # a JSON integer beyond any float
+            time_s, huge = math.inf, ["real_time is too large for a float"]
+        # NaN time: the tool printed none (imported peer outputs); the case stands on its
+        # throughput counter then, and is an error without one. Infinity is never a time.
+        time_unknown = time_s != time_s
+        broken = huge or ([] if time_unknown or math.isfinite(time_s) else [f"real_time is {_not_finite(time_s)}"])
+        # Counters are read from repetitions and from the median aggregate (aggregates-only
+        # files); the mean/stddev/cv aggregates are never used, so their fields are not read.
+        if run_type == "iteration" or aggregate_name == "median":
+            for k, v in e.items():  # the file's order: the same table every time
+                if k in STANDARD_FIELDS:
+                    continue
+                t = type(v)  # exact types: bool is not a counter, strings are not numbers
+                if t is float:
+                    if v - v == 0.0:  # finite
+                        counters[k] = v
+                    elif v != v and is_energy(k):
+                        continue  # unknown on this board: absent, never 0
+                    else:
+                        broken.append(f"{k} is {_not_finite(v)}")
+                elif t is int:
+                    try:
                         counters[k] = float(v)
-            if time_unknown and not any(k in JUDGED_NAMES for k in counters):
-                broken.append("real_time is NaN")
-            if broken:
-                status, time_s, counters = "error", math.nan, {}
-                message = f"{path.name}: {case}: " + ", ".join(sorted(broken)) + " (not a measurement)"
-        iterations = e.get("iterations", 0)
-        rep = e.get("repetition_index")
-        runs.append(
-            Run(
-                case=case,
-                run_type=run_type,
-                aggregate_name=str(aggregate_name),
-                repetition_index=int(rep) if type(rep) is int or (type(rep) is float and math.isfinite(rep)) else None,
-                status=status,
-                message=message,
-                time_s=time_s,
-                iterations=int(iterations)
-                if type(iterations) is int or (type(iterations) is float and math.isfinite(iterations))
-                else 0,
-                counters=counters,
-                label=str(e.get("label", "")),
-            )
-        )
-    _mark_conflicts(runs, path)
+                    except OverflowError:  # a JSON integer beyond any float
+                        broken.append(f"{k} is too large for a float")
+        if time_unknown and not any(k in JUDGED_NAMES for k in counters):
+            broken.append("real_time is NaN")
+        if broken:
+            status, time_s, counters = "error", math.nan, {}
+            message = f"{path.name}: {case}: " + ", ".join(sorted(broken)) + " (not a measurement)"
+    iterations = e.get("iterations", 0)
+    rep = e.get("repetition_index")
+    return Run(
+        case=case,
+        run_type=run_type,
+        aggregate_name=str(aggregate_name),
+        repetition_index=int(rep) if type(rep) is int or (type(rep) is float and math.isfinite(rep)) else None,
+        status=status,
+        message=message,
+        time_s=time_s,
+        iterations=int(iterations)
+        if type(iterations) is int or (type(iterations) is float and math.isfinite(iterations))
+        else 0,
+        counters=counters,
+        label=str(e.get("label", "")),
+    )
+
+
+def file_notes(path: Path, context: dict, skipped_rows: dict[str, int]) -> list[str]:
+    """What a reader should be told about a file: rows left out, a different result schema."""
     notes = [f"{path.name}: {n} {what} row(s) skipped (no time of their own)" for what, n in skipped_rows.items()]
     version = context.get("triaudit_schema_version")
     if version is not None and str(version) != SCHEMA_VERSION:
         notes.append(
             f"{path.name}: written with triaudit result schema {version}; this triaudit reads {SCHEMA_VERSION}"
         )
+    return notes
+
+
+def parse_result(data: Any, path: Path) -> ResultFile:
+    context, entries = checked_entries(data, path)
+    skipped_rows: dict[str, int] = {}
+    runs = [r for i, e in enumerate(entries) if (r := entry_run(i, e, path, skipped_rows)) is not None]
+    mark_conflicts(runs, path)
+    notes = file_notes(path, context, skipped_rows)
     return ResultFile(path=path, context=context, runs=runs, skipped_rows=skipped_rows, notes=notes)
 
 
-def _fast_json(raw: bytes) -> Any:
-    """orjson where installed (several times faster on large files); None when it cannot decide, so
-    that the standard library parses instead: NaN/Infinity literals (Google Benchmark writes them),
-    and every error message."""
-    if _orjson is None:
-        return None
-    try:
-        return _orjson.loads(raw)
-    except (_orjson.JSONDecodeError, RecursionError, OverflowError):
-        return None
-
-
-def load_result(path: str | Path) -> ResultFile:
-    path = Path(path)
+def read_json(path: Path) -> Any:
+    """A file's JSON value; LoadError naming the file when it cannot be read or parsed."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -319,4 +329,21 @@ def load_result(path: str | Path) -> ResultFile:
             ) from exc
         except RecursionError as exc:
             raise LoadError(f"{path}: JSON nested too deeply") from exc
-    return parse_result(data, path)
+    return data
+
+
+def _fast_json(raw: bytes) -> Any:
+    """orjson where installed (several times faster on large files); None when it cannot decide, so
+    that the standard library parses instead: NaN/Infinity literals (Google Benchmark writes them),
+    and every error message."""
+    if _orjson is None:
+        return None
+    try:
+        return _orjson.loads(raw)
+    except (_orjson.JSONDecodeError, RecursionError, OverflowError):
+        return None
+
+
+def load_result(path: str | Path) -> ResultFile:
+    path = Path(path)
+    return parse_result(read_json(path), path)
