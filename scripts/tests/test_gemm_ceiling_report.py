@@ -49,3 +49,16 @@ def test_burst_and_sustained_are_separate_rows(tmp_path):
     assert "burst" in title and "sustained" in title
     cells = {idx: row.iloc[0] for idx, row in table.iterrows()}
     assert cells[("bf16", "burst")].startswith("800.0") and cells[("bf16", "sustained")].startswith("720.0")
+
+
+def test_the_whole_report_renders_a_run_of_only_ceiling_and_llm_cases(tmp_path):
+    # The published-figures table looked for cuBLASLt at 8192^3 in an `m` column these names do not
+    # make: KeyError 'm', a traceback from `triaudit report`.
+    from triaudit import cli
+
+    _run(
+        tmp_path / "results", {"gemm/ceiling/bf16/burst": 800e12, "gemm/cublaslt/bf16/llm:llama2-7b-qkv/tokens:1": 2e12}
+    )
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
+    assert "| bf16 | burst | 800.0" in (out / "report.md").read_text()

@@ -86,6 +86,8 @@ def test_a_case_in_two_files_of_one_run_is_a_conflict_naming_both(tmp_path):
     md = (out / "report.md").read_text()
     assert "conflict" in md and "a_synthetic.json" in md and "b_synthetic.json" in md
     assert "| triad | fp32 |" not in md  # no number from either
+    # What was not measured is counted by status, and only statuses that occur are named.
+    assert "No case was measured: 24 error (reasons under each corner)." in md
 
 
 def test_symlink_loop_and_dangling_link_in_a_results_folder_are_skipped_and_named(tmp_path, capsys):
@@ -185,3 +187,43 @@ def test_a_note_from_the_caller_heads_the_report(tmp_path):
     )
     md = (out / "report.md").read_text()
     assert md.index("This machine has no usable GPU") < md.index("no runs yet")
+
+
+def test_a_stream_run_without_working_set_counters_renders(tmp_path):
+    # Bandwidth without the working-set counter (older or imported files) left the STREAM figure's
+    # log axes with nothing positive on them: matplotlib raised while drawing, a traceback.
+    d = tmp_path / "results"
+    entries = [_entry("stream/copy/fp32/cache:hot/bytes:1024", 1e-6, r, 3, bytes_per_second=2e12) for r in range(3)]
+    write(d / "synthetic.json", {"context": synthetic_context("NVIDIA H200"), "benchmarks": entries})
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(d), "--out", str(out)]) == 0
+    assert (out / "report.html").is_file() and not (out / "stream_bandwidth.png").exists()  # nothing to plot
+
+
+def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from triaudit import corners
+
+    real = corners.all_sections
+
+    def with_a_broken_figure(df, prices=None):
+        secs = real(df, prices=prices)
+        fig, ax = plt.subplots()
+        ax.text(0.5, 0.5, r"$\frac{$")  # mathtext that cannot be parsed: drawing raises
+        secs[0].figures.append(("broken_synthetic", "A figure with nothing to draw", fig))
+        return secs
+
+    monkeypatch.setattr(corners, "all_sections", with_a_broken_figure)
+    results = tmp_path / "results"
+    _stream_run(results, "h", "20260101T000000Z-synthetic", "NVIDIA H200", 4000)
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(results), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "broken_synthetic.png" not in md and not (out / "broken_synthetic.png").exists()
+    assert "A figure with nothing to draw: not drawn (" in md
+    html = (out / "report.html").read_text()
+    assert "A figure with nothing to draw: not drawn (" in html and "alt='A figure with nothing to draw'" not in html

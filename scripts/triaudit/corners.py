@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import cost_report, energy_report, fleet_report, p2p_report, peer_report, stream_report
 from . import frames as F
-from .table import card_contexts
+from .table import card_contexts, plain
 
 
 @dataclass
@@ -46,7 +46,7 @@ def _plt():
 
 
 def _not_measured(df: pd.DataFrame, corner: str) -> list[str]:
-    s = df[(df["corner"] == corner) & (df["status"] != "ok")] if not df.empty else df
+    s = plain(df[(df["corner"] == corner) & (df["status"] != "ok")]) if not df.empty else df
     out = []
     for (card, status), g in s.groupby(["card", "status"]):
         out.append(f"{card}: {len(g)} case(s) {status}, e.g. `{g['case'].iloc[0]}`: {g['message'].iloc[0]}")

@@ -23,6 +23,7 @@ import pandas as pd
 from . import cost as C
 from .models import MODELS
 from .specs import card_by_key, match_card
+from .table import plain
 
 CARD_KEYS = {"rent_per_hour", "buy_price", "years", "power_price_kwh", "utilisation"}
 DECODE_WEIGHTS = ("fp16", "bf16", "fp8", "int8", "int4")
@@ -333,7 +334,7 @@ def cost_section(df: pd.DataFrame, prices: Prices | str | Path):
         prices = load_prices(prices)
     cur = prices.currency
     sec = Section("cost", f"Cost from your prices ({prices.path.name})")
-    ok = df[df["status"] == "ok"] if not df.empty else df
+    ok = plain(df[df["status"] == "ok"]) if not df.empty else df
     names = {}
     if not ok.empty:
         names = dict(zip(ok["card"], ok["card_name"] if "card_name" in ok else ok["card"]))

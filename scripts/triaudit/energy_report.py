@@ -19,7 +19,7 @@ import math
 import pandas as pd
 
 from . import frames as F
-from .table import card_contexts
+from .table import card_contexts, plain
 
 ENERGY_METRICS = (
     "watts_mean",
@@ -49,7 +49,7 @@ def _measures(df: pd.DataFrame, cases: pd.DataFrame) -> dict[tuple, dict]:
     if cases.empty:
         return {}
     keys = set(zip(cases["file"], cases["case"]))
-    rows = df[df["case"].isin({c for _, c in keys}) & df["metric"].isin(ENERGY_METRICS) & (df["status"] == "ok")]
+    rows = plain(df[df["case"].isin({c for _, c in keys}) & df["metric"].isin(ENERGY_METRICS) & (df["status"] == "ok")])
     out: dict[tuple, dict] = {}
     for f, c, m, med, lo, hi, n in rows[["file", "case", "metric", "median", "min", "max", "reps"]].itertuples(
         index=False

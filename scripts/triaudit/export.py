@@ -24,7 +24,7 @@ from pathlib import Path
 from . import runs as R
 from .counters import DISPLAY, JUDGED
 from .gbench import SCHEMA_VERSION
-from .table import load_table
+from .table import load_table, plain
 
 FORMATS = ("bmf", "github-action-benchmark")
 _HIGHER = dict(JUDGED)
@@ -36,7 +36,7 @@ class ExportError(ValueError):
 
 def _entries(df) -> tuple[list[dict], list[str]]:
     """(one dict per case and counter: case, counter, higher, median, min, max, reps; cases not exported)."""
-    ok = df[df["status"] == "ok"]
+    ok = plain(df[df["status"] == "ok"])
     not_ok = sorted(set(df.loc[df["status"] != "ok", "case"]))
     out = []
     for case, g in ok.groupby("case", sort=True):

@@ -11,6 +11,7 @@ import pandas as pd
 
 from .counters import JUDGED
 from .specs import CardSpec, match_card
+from .table import plain
 
 # The counter that says how fast a case was, in order of preference, and whether higher is better:
 # the one list, in counters.py.
@@ -41,7 +42,9 @@ def _slices(df: pd.DataFrame) -> dict:
     got = _SLICES.get(key)
     if got is None or got["n"] != len(df) or got["ref"]() is not df:
         ok = (df["status"] == "ok").to_numpy()
-        groups = df.groupby([df["corner"].to_numpy(), df["metric"].to_numpy(), ok], sort=False).indices
+        groups = df.groupby(
+            [df["corner"], df["metric"], pd.Series(ok, index=df.index)], sort=False, observed=True
+        ).indices
         got = {"n": len(df), "ref": weakref.ref(df, lambda _: _SLICES.pop(key, None)), "groups": groups}
         _SLICES[key] = got
     return got["groups"]
@@ -54,9 +57,9 @@ def metric(df: pd.DataFrame, corner: str, name: str, ok_only: bool = True) -> pd
     parts = [groups.get((corner, name, True))] + ([] if ok_only else [groups.get((corner, name, False))])
     idx = [p for p in parts if p is not None]
     if not idx:
-        return df.iloc[0:0].copy()
+        return plain(df.iloc[0:0])
     pos = idx[0] if len(idx) == 1 else np.sort(np.concatenate(idx))
-    return df.iloc[pos].copy()
+    return plain(df.iloc[pos])
 
 
 # An allreduce case is told apart by mode, type and NCCL algorithm (`algo:ring`, `algo:auto`; runs

@@ -24,7 +24,7 @@ from .counters import DISPLAY
 from .fleet_status import read_statuses
 from .frames import PRIMARY_METRICS
 from .runs import RunInfo, gpu_identity, read_run
-from .table import expand_paths, load_table
+from .table import expand_paths, load_table, plain
 
 MIN_GPUS = 4
 MAD_K = 3.0
@@ -107,7 +107,7 @@ def per_gpu_table(df: pd.DataFrame, cases: str = "") -> tuple[pd.DataFrame, list
     # Only what is judged (each case's throughput metric) or reported (cases not measured): the
     # other counters of a hundred cards are most of the table, and merging them took seconds.
     wanted = df["metric"].isin([m for m, _ in PRIMARY_METRICS]) | (df["status"] != "ok")
-    rows = df[df["file"].isin(ident) & wanted].copy()
+    rows = plain(df[df["file"].isin(ident) & wanted])
     if cases:
         rows = rows[rows["case"].str.contains(cases, regex=True)]
     who = pd.DataFrame.from_dict(ident, orient="index")

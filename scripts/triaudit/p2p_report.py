@@ -20,6 +20,7 @@ import pandas as pd
 
 from . import frames as F
 from .specs import match_card
+from .table import plain
 
 TEST_ORDER = [
     ("ce", "uni"),
@@ -60,7 +61,7 @@ def _label_files(rows: pd.DataFrame) -> dict[str, str]:
 
 
 def _not_measured(df: pd.DataFrame, corner: str, op=None) -> list[str]:
-    s = df[(df["corner"] == corner) & (df["status"] != "ok")]
+    s = plain(df[(df["corner"] == corner) & (df["status"] != "ok")])
     if op is not None:
         s = s[s["op"].isin(op) if isinstance(op, (list, set, tuple)) else s["op"] == op]
     return [

@@ -103,10 +103,10 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     """Measured figures from result files; the datasheet of the matching card fills the gaps."""
     import pandas as pd  # here, not at the top: doctor and run must work without pandas
 
-    from .table import load_table
+    from .table import load_table, plain
 
     df = load_table(paths)
-    ok = df[df["status"] == "ok"] if not df.empty else df
+    ok = plain(df[df["status"] == "ok"]) if not df.empty else df
     if ok.empty:
         raise PlanError("the given runs hold no measured case")
     cards = sorted(ok["card"].unique())

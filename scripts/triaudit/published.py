@@ -18,6 +18,7 @@ import pandas as pd
 from . import frames as F
 from .peers import statistics as S
 from .specs import match_card
+from .table import plain
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,8 @@ def _gemm(precisions: list[str], only_8192: bool) -> Callable[[_Picker], tuple[f
             "k",
         )
         if only_8192 and not rows.empty:
+            if not all(c in rows for c in ("m", "n", "k")):  # ceiling and LLM-shape cases only
+                return None
             rows = rows[(rows["op"] == "cublaslt") & (rows["m"] == 8192) & (rows["n"] == 8192) & (rows["k"] == 8192)]
         if rows.empty:
             return None
@@ -248,7 +251,9 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty or "card" not in df:
         return pd.DataFrame()
     # Only rows a figure can read: over a hundred cards' tables the per-card filtering took seconds.
-    df = df[df["metric"].isin(["bytes_per_second", "flops", "ops", "time_s", "per_kernel_s"]) & (df["status"] == "ok")]
+    df = plain(
+        df[df["metric"].isin(["bytes_per_second", "flops", "ops", "time_s", "per_kernel_s"]) & (df["status"] == "ok")]
+    )
     pick = _Picker(df)
     for card in sorted(df["card"].dropna().unique()):
         spec = match_card(card)

@@ -82,8 +82,12 @@ class _FigureRenderer:
                 code = 1
                 try:
                     for stem, fig in self._share(share):
+                        try:
+                            png = _png(fig)
+                        except Exception:  # noqa: BLE001 - the parent draws it again and says why
+                            continue
                         part = out / f".{stem}.png.part"
-                        part.write_bytes(_png(fig))
+                        part.write_bytes(png)
                         os.replace(part, out / f"{stem}.png")
                     code = 0
                 finally:
@@ -93,21 +97,26 @@ class _FigureRenderer:
     def _share(self, share: int) -> list[tuple[str, object]]:
         return self.figures[share :: self.workers]
 
-    def result(self) -> dict[str, bytes]:
+    def result(self) -> dict[str, bytes | str]:
+        """{stem: PNG bytes}, or for a figure that cannot be drawn, why (a message, no file)."""
         delivered = set()
         for pid, share in self.children:
             _, status = os.waitpid(pid, 0)
             if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
                 delivered.update(stem for stem, _ in self._share(share))
         self.children = []
-        pngs = {}
+        pngs: dict[str, bytes | str] = {}
         for stem, fig in self.figures:
             path = self.out / f"{stem}.png"
             if stem in delivered and path.is_file():
                 pngs[stem] = path.read_bytes()
-            else:
+                continue
+            try:
                 pngs[stem] = _png(fig)
-                path.write_bytes(pngs[stem])
+            except Exception as e:  # noqa: BLE001 - a figure matplotlib cannot draw is said, not a traceback
+                pngs[stem] = " ".join(f"{type(e).__name__}: {e}".split())  # one line
+                continue
+            path.write_bytes(pngs[stem])
         return pngs
 
 
@@ -130,7 +139,7 @@ def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, incl
             f"Every result file was written on a machine without a usable GPU ({why}): nothing was measured. "
             "Run the suite on a GPU machine."
         ]
-    counts = df["status"].value_counts().to_dict() if not df.empty else {}
+    counts = {s: n for s, n in df["status"].value_counts().items() if n} if not df.empty else {}  # categorical: 0s too
     return [
         f"No case was measured: {', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none ran'} "
         "(reasons under each corner)."
@@ -150,7 +159,7 @@ def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool =
     header += list(notes)  # from the caller, e.g. main.sh: "this machine has no usable GPU"
     header += list(skipped) + list(all_rows.attrs.get("notes", ()))
     if not df.empty:
-        partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"]))
+        partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"].unique()))
         if partial:
             header.append(
                 (
@@ -186,7 +195,7 @@ def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool =
             "Measured with the stream hold off (TRIAUDIT_NO_LATCH, for profilers): their times include "
             "launch gaps: " + ", ".join(Path(f).name for f in unlatched) + "."
         )
-    unknown = unknown_cards(sorted(set(df["card_name"]))) if not df.empty else []
+    unknown = unknown_cards(sorted(set(df["card_name"].unique()))) if not df.empty else []
     if unknown:
         header.append(
             f"No datasheet figures for {', '.join(unknown)}: no fraction of peak is shown for "
@@ -261,8 +270,8 @@ def write_report(
                 body.append(f"<p class='runs'>{html.escape(under)}</p>")
         for stem, caption, _fig in s.figures:
             written.append(out / f"{stem}.png")
-            md += [f"![{caption}]({stem}.png)", ""]
-            body.append((stem, caption))  # the image goes in once drawn
+            md += [(stem, caption), ""]  # the image goes in once drawn
+            body.append((stem, caption))
         if s.notes:
             md += ["Not measured:", ""] + [f"- {n}" for n in s.notes] + [""]
             body.append("<p>Not measured:</p><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in s.notes) + "</ul>")
@@ -275,14 +284,27 @@ def write_report(
         if not (out / "stream.csv").exists() or (out / "stream.csv").resolve() not in inputs:
             pd.DataFrame(columns=["op", "type", "cache", "bytes"]).to_csv(out / "stream.csv", index=False)
             written.append(out / "stream.csv")
+    pngs = drawing.result()
+    drawn = {stem for stem, png in pngs.items() if isinstance(png, bytes)}
+    figures = {out / f"{stem}.png" for stem, _ in drawing.figures}
+    written = [w for w in written if w not in figures or w.stem in drawn]
+
+    def not_drawn(stem: str, caption: str) -> str:
+        return f"{caption}: not drawn ({pngs[stem]})."
+
+    md = [
+        part if isinstance(part, str) else f"![{part[1]}]({part[0]}.png)" if part[0] in drawn else not_drawn(*part)
+        for part in md
+    ]
     (out / "report.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     written.insert(0, out / "report.md")
-    pngs = drawing.result()
     body = [
         part
         if isinstance(part, str)
         else f"<figure><img alt='{html.escape(part[1])}' src='data:image/png;base64,"
         f"{base64.b64encode(pngs[part[0]]).decode()}'><figcaption>{html.escape(part[1])}</figcaption></figure>"
+        if part[0] in drawn
+        else f"<p>{html.escape(not_drawn(*part))}</p>"
         for part in body
     ]
     if sections and any(s.figures for s in sections):

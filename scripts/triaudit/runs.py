@@ -192,5 +192,7 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
     else:  # nothing left out: no copy (a hundred cards' rows are hundreds of MB)
         df = df.copy(deep=False)
     df["card_name"] = df["card"]
-    df["card"] = df["file"].map(labels)
+    from .table import map_text  # (table imports this module)
+
+    df["card"] = map_text(df["file"], labels)
     return df, shown, left_out

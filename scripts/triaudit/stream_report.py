@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from .table import card_contexts
+from .table import card_contexts, plain
 
 OPS = ["copy", "scale", "add", "triad", "dot"]
 
@@ -15,7 +15,7 @@ def stream_frame(df: pd.DataFrame) -> pd.DataFrame:
     """The measured STREAM rows, one per (card, run, case), bandwidth and its fraction of peak."""
     if df.empty or "corner" not in df:
         return pd.DataFrame()
-    s = df[(df["corner"] == "stream") & (df["status"] == "ok")]
+    s = plain(df[(df["corner"] == "stream") & (df["status"] == "ok")])
     if s.empty or "bytes" not in s:
         return pd.DataFrame()
     # The sweep's operations only: the sustained triad (stream/triad_sustained/...) is a window at
@@ -94,6 +94,8 @@ def plot_figure(df: pd.DataFrame):
     import matplotlib.ticker
 
     s = stream_frame(df)
+    if not s.empty:  # log axes: only what has a positive size and bandwidth (older files lack the size)
+        s = s[(s["working_set_bytes"] > 0) & (s["gbps"] > 0)]
     if s.empty:
         return None
     contexts = card_contexts(df)

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .gbench import LoadError, ResultFile, load_result
+from .columns import METRIC_COLS, file_columns
+from .gbench import LoadError, read_json
 from .runs import gpu_identity, read_run
 
 BASE_COLUMNS = [
@@ -143,86 +144,15 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return scan_paths(paths)[0]
 
 
-def _stats(values: list[float]) -> tuple[float, float, float, float, int]:
-    values = sorted(values)
-    n = len(values)
-    med = values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
-    lo, hi = values[0], values[-1]
-    return med, lo, hi, ((hi - lo) / abs(med) * 100 if med else math.nan), n
-
-
-_METRIC_COLS = ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")
+_METRIC_COLS = METRIC_COLS
 # The columns that differ between the rows of one case in one file (one row per counter); every
 # other column (card, run, the name's parts) is the case's and the file's (tidy_csv relies on it).
 ROW_COLUMNS = _METRIC_COLS
 
 
-def _columns(rf: ResultFile) -> tuple[list[str], dict]:
-    """A file's cases and, column-wise, one entry per (case, metric): the case's index among the
-    cases ("take"), metric, median, min, max, spread_pct, reps, status, message. Skipped and errored
-    cases get one entry with their status and message and no number. Numbers in typed arrays (for a
-    hundred cards, millions of float objects would stay with the allocator after the table is built)."""
-    by_case: dict[str, list] = {}
-    for r in rf.runs:
-        by_case.setdefault(r.case, []).append(r)
-    cols: dict = {
-        "take": array("q"),
-        "metric": [],
-        "median": array("d"),
-        "min": array("d"),
-        "max": array("d"),
-        "spread_pct": array("d"),
-        "reps": array("q"),
-        "status": [],
-        "message": [],
-    }
-    take, metric, med, lo, hi, spread, reps, status, message = (cols[c] for c in ("take", *_METRIC_COLS))
-    nan = math.nan
-
-    def add(i, m, v, vmin, vmax, sp, n, st, msg):
-        take.append(i), metric.append(m), med.append(v), lo.append(vmin), hi.append(vmax), spread.append(sp)
-        reps.append(n), status.append(st), message.append(msg)
-
-    for i, runs in enumerate(by_case.values()):
-        bad = [r for r in runs if r.status != "ok"]
-        if bad:
-            worst = next((r for r in bad if r.status == "error"), bad[0])
-            add(i, "", nan, nan, nan, nan, 0, worst.status, worst.message)
-            continue
-        iterations = [r for r in runs if r.run_type == "iteration"]
-        if iterations:
-            times = [r.time_s for r in iterations if r.time_s == r.time_s]  # NaN: no time printed (peer imports)
-            samples: dict[str, list[float]] = {"time_s": times} if times else {}
-            for r in iterations:
-                for k, v in r.counters.items():
-                    samples.setdefault(k, []).append(v)
-            for m, values in samples.items():
-                add(i, m, *_stats(values), "ok", "")
-        else:  # aggregates only (--benchmark_report_aggregates_only)
-            median = next((r for r in runs if r.aggregate_name == "median"), None)
-            if median is None:
-                kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
-                add(
-                    i,
-                    "",
-                    nan,
-                    nan,
-                    nan,
-                    nan,
-                    0,
-                    "skipped",
-                    f"{rf.path.name}: only aggregates ({', '.join(kinds)}) and no median: nothing to show",
-                )
-                continue
-            for m, v in {"time_s": median.time_s, **median.counters}.items():
-                add(i, m, v, nan, nan, nan, 0, "ok", "aggregates only")
-    return list(by_case), cols
-
-
 def _load_one(path: Path) -> tuple[Path, dict, list[str], list[str], dict]:
     """One file -> (path, context, notes, cases, columns): what the table keeps of it."""
-    rf = load_result(path)
-    return (rf.path, rf.context, rf.notes, *_columns(rf))
+    return (path, *file_columns(read_json(path), path))
 
 
 # Parsing is CPU-bound Python: past this many files (a fleet, a hundred cards) the files are read
@@ -293,12 +223,14 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
         for col in _METRIC_COLS:
             metric_cols[col].extend(cols[col])
     take = np.concatenate(takes) if takes else np.zeros(0, dtype=np.int64)
-    cases = pd.DataFrame(file_cols)
+    # Text columns are categorical: a hundred cards' million rows hold a few thousand distinct
+    # names, and comparing, grouping and copying small integer codes is what keeps a report fast.
+    cases = pd.DataFrame({c: v if c == "complete" else pd.Categorical(v) for c, v in file_cols.items()})
     if not cases.empty:
-        parts = [_parts(c) for c in cases["case"]]
-        cases["corner"] = [p[0] for p in parts]
-        cases["op"] = [p[1] for p in parts]
-        cases["variant"] = [p[2] for p in parts]
+        parts = [_parts(c) for c in file_cols["case"]]
+        cases["corner"] = pd.Categorical([p[0] for p in parts])
+        cases["op"] = pd.Categorical([p[1] for p in parts])
+        cases["variant"] = pd.Categorical([p[2] for p in parts])
         argdicts = [dict(p[3]) for p in parts]
         keys: dict[str, None] = {}
         for a in argdicts:
@@ -306,12 +238,15 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
                 keys.setdefault(k)
         for k in keys:
             if k not in cases.columns:
-                cases[k] = [a.get(k) for a in argdicts]
+                cases[k] = pd.Categorical([a.get(k) for a in argdicts])
+    del file_cols
     df = cases.iloc[take].reset_index(drop=True) if len(take) else cases.iloc[0:0]
     for col in list(metric_cols):
         values = metric_cols.pop(col)  # each list freed as soon as its column exists
         if isinstance(values, array):
             values = np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64).copy()
+        elif len(take):
+            values = pd.Categorical(values)
         df[col] = (
             pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index)
             if len(take)
@@ -327,6 +262,9 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
         first = hit & ~pair.duplicated()
         df = df[~hit | first].copy()
         fixed = pair[df.index]
+        messages = [conflicts[k] for k in fixed[first[df.index]]]
+        for col, v in (("metric", [""]), ("status", ["error"]), ("message", messages)):
+            df[col] = df[col].cat.add_categories(sorted(set(v) - set(df[col].cat.categories)))
         for col, v in (
             ("metric", ""),
             ("median", math.nan),
@@ -337,7 +275,7 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
             ("status", "error"),
         ):
             df.loc[first[df.index], col] = v
-        df.loc[first[df.index], "message"] = [conflicts[k] for k in fixed[first[df.index]]]
+        df.loc[first[df.index], "message"] = messages
         df = df.reset_index(drop=True)
     front = BASE_COLUMNS + ["complete", "run_dir"]
     df = df[front + [c for c in df.columns if c not in front]]
@@ -345,6 +283,31 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     df.attrs["runs"] = runs
     df.attrs["notes"] = SharedNotes(notes)
     return df
+
+
+def plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its categorical text columns as plain text. load_table's columns are
+    categorical (fast to filter and group); the analysis code receives a slice of them as plain
+    text, which behaves as strings do in every operation (concatenation, map, fillna, min)."""
+    cats = [c for c, t in frame.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
+    if not cats:
+        return frame
+    out = frame.copy(deep=False)
+    for c in cats:
+        out[c] = frame[c].astype(frame[c].cat.categories.dtype)
+    return out
+
+
+def map_text(s: pd.Series, mapping: dict) -> pd.Series:
+    """s.map(mapping) for a text column, categorical when s is: computed per category, not per row
+    (missing where the mapping has no entry)."""
+    if not isinstance(s.dtype, pd.CategoricalDtype):
+        return s.map(mapping)
+    new = [mapping.get(c) for c in s.cat.categories]
+    uniques = sorted({v for v in new if v is not None})
+    where = {v: i for i, v in enumerate(uniques)}
+    lut = np.array([where.get(v, -1) for v in new] + [-1], dtype=np.int64)  # code -1 (missing) stays -1
+    return pd.Series(pd.Categorical.from_codes(lut[s.cat.codes.to_numpy()], categories=uniques), index=s.index)
 
 
 def card_contexts(df: pd.DataFrame) -> dict[str, dict]:

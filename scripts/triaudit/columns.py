@@ -1,0 +1,317 @@
+"""A result file's cases as the report table's columns: one entry per (case, metric) with the
+median, min, max, spread and number of repetitions, or one entry with the status and message of a
+case that was not measured.
+
+Two paths, one answer. A case whose rows are all plain (repetitions and aggregates that ran, finite
+numbers, one set of counters, distinct repetition indices) is computed column-wise with numpy: a
+hundred cards are tens of millions of numbers, and record by record in Python they were most of a
+report's time. Every other case (skipped, errored, aggregates only, NaN or Infinity, a conflict, a
+counter that is not a number) goes through gbench's records, which are the reference: a case is
+never judged by the fast path unless it is certainly plain. tests/test_columns.py checks that both
+give the same columns, bit for bit, on real outputs and on synthetic files built to hit each branch.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .gbench import (
+    COMPLEXITY_ROWS,
+    STANDARD_FIELDS,
+    TIME_UNITS,
+    Run,
+    case_name,
+    checked_entries,
+    entry_run,
+    file_notes,
+    is_complexity,
+    mark_conflicts,
+)
+
+# The columns that differ between the rows of one case in one file (one row per counter).
+METRIC_COLS = ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")
+_FLOAT_COLS = ("median", "min", "max", "spread_pct")
+
+
+def _stats(values: list[float]) -> tuple[float, float, float, float, int]:
+    values = sorted(values)
+    n = len(values)
+    med = values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2
+    lo, hi = values[0], values[-1]
+    return med, lo, hi, ((hi - lo) / abs(med) * 100 if med else math.nan), n
+
+
+def case_rows(runs: list[Run], file_name: str) -> list[tuple]:
+    """One case's rows (metric, median, min, max, spread_pct, reps, status, message), from its
+    records: the reference every path must agree with."""
+    nan = math.nan
+    bad = [r for r in runs if r.status != "ok"]
+    if bad:
+        worst = next((r for r in bad if r.status == "error"), bad[0])
+        return [("", nan, nan, nan, nan, 0, worst.status, worst.message)]
+    iterations = [r for r in runs if r.run_type == "iteration"]
+    if iterations:
+        times = [r.time_s for r in iterations if r.time_s == r.time_s]  # NaN: no time printed (peer imports)
+        samples: dict[str, list[float]] = {"time_s": times} if times else {}
+        for r in iterations:
+            for k, v in r.counters.items():
+                samples.setdefault(k, []).append(v)
+        return [(m, *_stats(values), "ok", "") for m, values in samples.items()]
+    # aggregates only (--benchmark_report_aggregates_only)
+    median = next((r for r in runs if r.aggregate_name == "median"), None)
+    if median is None:
+        kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
+        msg = f"{file_name}: only aggregates ({', '.join(kinds)}) and no median: nothing to show"
+        return [("", nan, nan, nan, nan, 0, "skipped", msg)]
+    return [
+        (m, v, nan, nan, nan, 0, "ok", "aggregates only")
+        for m, v in {"time_s": median.time_s, **median.counters}.items()
+    ]
+
+
+def _empty_cols() -> dict:
+    return {
+        "take": array("q"),
+        "metric": [],
+        "median": array("d"),
+        "min": array("d"),
+        "max": array("d"),
+        "spread_pct": array("d"),
+        "reps": array("q"),
+        "status": [],
+        "message": [],
+    }
+
+
+def _append(cols: dict, i: int, row: tuple) -> None:
+    cols["take"].append(i)
+    for c, v in zip(METRIC_COLS, row):
+        cols[c].append(v)
+
+
+def reference_columns(runs: list[Run], file_name: str) -> tuple[list[str], dict]:
+    """The cases (in order of first appearance) and their columns, record by record."""
+    by_case: dict[str, list[Run]] = {}
+    for r in runs:
+        by_case.setdefault(r.case, []).append(r)
+    cols = _empty_cols()
+    for i, case_runs in enumerate(by_case.values()):
+        for row in case_rows(case_runs, file_name):
+            _append(cols, i, row)
+    return list(by_case), cols
+
+
+def _reference(data: Any, path: Path) -> tuple[dict, list[str], list[str], dict]:
+    context, entries = checked_entries(data, path)
+    skipped: dict[str, int] = {}
+    runs = [r for i, e in enumerate(entries) if (r := entry_run(i, e, path, skipped)) is not None]
+    mark_conflicts(runs, path)
+    return (context, file_notes(path, context, skipped), *reference_columns(runs, path.name))
+
+
+def _finite_numbers(col: tuple) -> np.ndarray | None:
+    """A column of JSON values as float64 when every one is a finite int or float (bool is not a
+    number here); None otherwise."""
+    types = set(map(type, col))
+    if not types <= {float, int}:
+        return None
+    try:
+        a = np.array(col, dtype=np.float64)
+    except OverflowError:  # an integer beyond any float
+        return None
+    return a if np.isfinite(a).all() else None
+
+
+def _plain(v: Any) -> bool:
+    t = type(v)
+    if t is float:
+        return v - v == 0.0
+    if t is int:
+        try:
+            float(v)
+        except OverflowError:
+            return False
+        return True
+    return False
+
+
+def _plain_rows(col: tuple) -> np.ndarray:
+    """Per value: a finite int or float."""
+    return np.fromiter(map(_plain, col), dtype=bool, count=len(col))
+
+
+def file_columns(data: Any, path: Path) -> tuple[dict, list[str], list[str], dict]:
+    """(context, notes, cases, columns) of a parsed Google Benchmark JSON file; LoadError as gbench
+    gives it. The columns: "take" (the case's index in `cases`) and METRIC_COLS, one entry each per
+    (case, metric), in the order of reference_columns."""
+    context, entries = checked_entries(data, path)
+    # Pass 1, entry by entry (only what must be): each entry's case, and which cases are not plain.
+    case_index: dict[str, int] = {}
+    entry_case: list[int] = []  # per entry; -1 for a complexity row
+    slow: set[int] = set()
+    iters: list[dict] = []
+    iter_case: list[int] = []
+    aggs: list[dict] = []
+    agg_case: list[int] = []
+    seen: set[tuple] = set()
+    complexity = 0
+    for e in entries:
+        if type(e) is not dict:
+            return _reference(data, path)
+        name = e.get("run_name", e.get("name"))
+        if type(name) is not str or not name:
+            return _reference(data, path)
+        run_type = e.get("run_type", "iteration")
+        if run_type == "aggregate" and is_complexity(e):
+            complexity += 1
+            entry_case.append(-1)
+            continue
+        case = case_name(name)
+        ci = case_index.setdefault(case, len(case_index))
+        entry_case.append(ci)
+        if "error_occurred" in e or "skipped" in e:
+            slow.add(ci)
+        elif run_type == "iteration":
+            rep = e.get("repetition_index")
+            key = (ci, rep)
+            if type(rep) is not int or key in seen:
+                slow.add(ci)
+            seen.add(key)
+            iters.append(e)
+            iter_case.append(ci)
+        elif run_type == "aggregate":
+            key = (ci, "aggregate", str(e.get("aggregate_name", "")))
+            if key in seen:
+                slow.add(ci)
+            seen.add(key)
+            aggs.append(e)
+            agg_case.append(ci)
+        else:
+            return _reference(data, path)  # unknown run_type: gbench says so
+    cases = list(case_index)
+
+    # Pass 2, column by column over entries that share their keys: numbers finite, units known.
+    case_sig: dict[int, tuple] = {}  # a plain case's counters (in the file's order)
+    blocks: list[tuple[np.ndarray, np.ndarray, tuple]] = []  # (case per row, values, counter names)
+    for group_entries, group_cases, is_iter in ((iters, iter_case, True), (aggs, agg_case, False)):
+        groups: dict[tuple, list[int]] = {}
+        for j, e in enumerate(group_entries):
+            groups.setdefault(tuple(e), []).append(j)
+        for sig, rows in groups.items():
+            if "real_time" not in sig:
+                return _reference(data, path)  # gbench refuses the file (or the case errored: slow anyway)
+            ents = [group_entries[j] for j in rows]
+            row_case = np.array([group_cases[j] for j in rows], dtype=np.int64)
+            ok = np.ones(len(rows), dtype=bool)
+            units = [e["time_unit"] for e in ents] if "time_unit" in sig else ["ns"] * len(ents)
+            if not set(units) <= TIME_UNITS.keys():
+                return _reference(data, path)
+            counters = [k for k in sig if k not in STANDARD_FIELDS]
+            by_key = dict(zip(sig, zip(*[e.values() for e in ents])))  # columns, in C
+            values = []
+            for k in ["real_time", *counters]:
+                col = by_key[k]
+                a = _finite_numbers(col)
+                if a is None:
+                    if k == "real_time" and any(type(v) not in (float, int) for v in col):
+                        return _reference(data, path)  # not a number: gbench refuses the file
+                    ok &= _plain_rows(col)
+                    a = np.array([float(v) if p else 0.0 for v, p in zip(col, ok)], dtype=np.float64)
+                values.append(a)
+            for ci in set(row_case[~ok].tolist()):
+                slow.add(ci)
+            if not is_iter:
+                continue
+            values[0] = values[0] * np.array([TIME_UNITS[u] for u in units])
+            sig_counters = tuple(counters)
+            if "time_s" in sig_counters:  # a counter named like the time: the records pool them
+                slow.update(row_case.tolist())
+            for ci in set(row_case.tolist()):
+                if case_sig.setdefault(ci, sig_counters) != sig_counters:
+                    slow.add(ci)  # repetitions with different counters: the records pool them
+            blocks.append((row_case, np.column_stack(values), sig_counters))
+
+    # A case is plain when every one of its rows is and it has repetitions (not aggregates only).
+    for ci in range(len(cases)):
+        if ci not in case_sig:
+            slow.add(ci)
+
+    # The plain cases' statistics, a block of cases with one set of counters and n repetitions at a time.
+    out_case, out_pos, out_stats, out_reps, out_metric = [], [], [], [], []
+    metric_names: dict[str, int] = {}
+    for row_case, values, sig_counters in blocks:
+        keep = ~np.isin(row_case, np.fromiter(slow, dtype=np.int64, count=len(slow))) if slow else None
+        if keep is not None:
+            row_case, values = row_case[keep], values[keep]
+        if not len(row_case):
+            continue
+        order = np.argsort(row_case, kind="stable")
+        row_case, values = row_case[order], values[order]
+        block_cases, starts, counts = np.unique(row_case, return_index=True, return_counts=True)
+        m = values.shape[1]
+        codes = np.array([metric_names.setdefault(k, len(metric_names)) for k in ("time_s", *sig_counters)])
+        for n in np.unique(counts).tolist():
+            sel = counts == n
+            idx = starts[sel][:, None] + np.arange(n)
+            v = np.sort(values[idx], axis=1, kind="stable")  # (cases, n, metrics)
+            lo, hi = v[:, 0, :], v[:, n - 1, :]
+            med = v[:, n // 2, :] if n % 2 else (v[:, n // 2 - 1, :] + v[:, n // 2, :]) / 2
+            with np.errstate(divide="ignore", invalid="ignore"):
+                spread = np.where(med != 0, (hi - lo) / np.abs(med) * 100, np.nan)
+            k = int(sel.sum())
+            out_case.append(np.repeat(block_cases[sel], m))
+            out_pos.append(np.tile(np.arange(m), k))
+            out_stats.append(np.stack([med, lo, hi, spread], axis=2).reshape(k * m, 4))
+            out_reps.append(np.full(k * m, n, dtype=np.int64))
+            out_metric.append(np.tile(codes, k))
+
+    # The other cases, from their records (gbench raises for the file as it would).
+    slow_rows: list[tuple] = []
+    if slow:
+        skipped: dict[str, int] = {}
+        runs = [
+            r
+            for i, (e, ci) in enumerate(zip(entries, entry_case))
+            if ci in slow and (r := entry_run(i, e, path, skipped)) is not None
+        ]
+        mark_conflicts(runs, path)
+        by_case: dict[int, list[Run]] = {}
+        for r in runs:
+            by_case.setdefault(case_index[r.case], []).append(r)
+        for ci, case_runs in by_case.items():
+            slow_rows += [(ci, pos, row) for pos, row in enumerate(case_rows(case_runs, path.name))]
+
+    n_fast = sum(len(c) for c in out_case)
+    case_col = np.concatenate(out_case + [np.array([r[0] for r in slow_rows], dtype=np.int64)])
+    pos_col = np.concatenate(out_pos + [np.array([r[1] for r in slow_rows], dtype=np.int64)])
+    order = np.lexsort((pos_col, case_col))
+    cols = _empty_cols()
+    cols["take"] = array("q", case_col[order].tobytes())
+    names = list(metric_names)
+    stats = np.concatenate(out_stats) if out_stats else np.zeros((0, 4))
+    reps = np.concatenate(out_reps) if out_reps else np.zeros(0, dtype=np.int64)
+    metric = np.concatenate(out_metric) if out_metric else np.zeros(0, dtype=np.int64)
+    fast = order < n_fast
+    if fast.all():
+        stats, reps = stats[order], reps[order]
+        for j, c in enumerate(_FLOAT_COLS):
+            cols[c] = array("d", np.ascontiguousarray(stats[:, j]).tobytes())
+        cols["reps"] = array("q", reps.tobytes())
+        cols["metric"] = [names[c] for c in metric[order].tolist()]
+        cols["status"] = ["ok"] * len(order)
+        cols["message"] = [""] * len(order)
+    else:
+        for o in order.tolist():
+            if o < n_fast:
+                row = (names[metric[o]], *stats[o].tolist(), int(reps[o]), "ok", "")
+            else:
+                row = slow_rows[o - n_fast][2]
+            for c, v in zip(METRIC_COLS, row):
+                cols[c].append(v)
+    skipped_rows = {COMPLEXITY_ROWS: complexity} if complexity else {}
+    return context, file_notes(path, context, skipped_rows), cases, cols
