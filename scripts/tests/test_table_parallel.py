@@ -44,3 +44,14 @@ def test_a_bad_file_among_many_is_named_when_read_in_parallel(tmp_path, monkeypa
     monkeypatch.setattr(table, "PARALLEL_FILES", 4)
     assert cli.main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep")]) == 2
     assert "broken_synthetic.json: not valid JSON" in capsys.readouterr().err
+
+
+def test_columns_derived_from_case_names_keep_missing_values_missing():
+    # A name argument only some cases have (m: in GEMM names, not in STREAM's) is missing for the
+    # others: an early version wrapped the missing code onto the last value ("tn" for an allreduce).
+    import pandas as pd
+
+    from triaudit.table import _derived
+
+    cases = pd.Series(pd.Categorical(["b", "a", "c", "a"]))
+    assert list(pd.Series(_derived(cases.cat, [None, "x", "y"])).astype(object).fillna("-")) == ["x", "-", "y", "-"]

@@ -92,3 +92,27 @@ def test_the_report_writes_tidy_csv_with_it(tmp_path):
     df, _ = _frame([res])
     columns = [c for c in df.columns if c not in ("file", "run_dir")]
     assert (tmp_path / "report" / "tidy.csv").read_bytes() == _pandas(df, tmp_path / "pandas.csv", columns)
+
+
+def _bit_patterns(n, seed):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2**64, size=n, dtype=np.uint64).view(np.float64)  # every exponent, both signs
+    decimal = np.round(rng.random(n) * 1000, 3) * 10.0 ** rng.integers(-30, 30, n)  # "round" numbers
+    edges = [0.0, -0.0, 1e-4, -1e-4, 9.999999999999999e-05, 1e-05, 1e-07, 1e16, 1e15, 9999999999999998.0,
+             5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, math.inf, -math.inf, math.nan]  # fmt: skip
+    return np.concatenate([a, decimal, 10.0 ** np.arange(-320, 309), np.array(edges)])
+
+
+def test_float_texts_are_repr_for_every_kind_of_double():
+    values = _bit_patterns(500_000, seed=13)
+    expected = [repr(x) if x == x else "" for x in values.tolist()]
+    assert tidy_csv.float_texts(values) == expected
+
+
+def test_float_texts_without_orjson(monkeypatch):
+    values = _bit_patterns(1000, seed=14)
+    fast = tidy_csv.float_texts(values)
+    monkeypatch.setattr(tidy_csv, "_orjson", None)
+    assert tidy_csv.float_texts(values) == fast

@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import math
 import os
-from array import array
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -150,9 +149,57 @@ _METRIC_COLS = METRIC_COLS
 ROW_COLUMNS = _METRIC_COLS
 
 
+_TEXT_COLS = ("metric", "status", "message")
+
+
+def _encode(values: list[str]) -> tuple[list[str], np.ndarray]:
+    """A text column as (distinct values in order of first appearance, each row's index into them)."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    return list(index), codes
+
+
 def _load_one(path: Path) -> tuple[Path, dict, list[str], list[str], dict]:
-    """One file -> (path, context, notes, cases, columns): what the table keeps of it."""
-    return (path, *file_columns(read_json(path), path))
+    """One file -> (path, context, notes, cases, columns): what the table keeps of it, compact (the
+    text columns encoded, the numbers in typed arrays) for the trip from a worker process."""
+    context, notes, cases, cols = file_columns(read_json(path), path)
+    for c in _TEXT_COLS:
+        cols[c] = _encode(cols[c])
+    return path, context, notes, cases, cols
+
+
+class _TextColumn:
+    """A categorical column built file by file from (distinct values, codes) pairs."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+        self.codes: list[np.ndarray] = []
+
+    def add(self, uniques: list[str], codes: np.ndarray) -> None:
+        lut = np.array([self.index.setdefault(u, len(self.index)) for u in uniques], dtype=np.int64)
+        self.codes.append(lut[codes] if len(codes) else codes)
+
+    def add_repeated(self, value: str, n: int) -> None:
+        self.codes.append(np.full(n, self.index.setdefault(value, len(self.index)), dtype=np.int64))
+
+    def categorical(self) -> pd.Categorical:
+        """Categories sorted (as pd.Categorical of the values would be: groupby and pivot order by them)."""
+        codes = np.concatenate(self.codes) if self.codes else np.zeros(0, dtype=np.int64)
+        values = list(self.index)
+        order = sorted(range(len(values)), key=values.__getitem__)
+        lut = np.full(len(values) + 1, -1, dtype=np.int64)  # the last entry: code -1 (missing) stays -1
+        lut[order] = np.arange(len(values))
+        return pd.Categorical.from_codes(lut[codes], categories=[values[i] for i in order])
+
+
+def _derived(cases: pd.Categorical, per_case: list) -> pd.Categorical:
+    """A column whose value is a function of the case name, given per category of `cases` (None:
+    missing): computed once per distinct case, not per row."""
+    col = _TextColumn()
+    col.add([v for v in per_case if v is not None], np.zeros(0, dtype=np.int64))  # register the values
+    lut = np.array([col.index[v] if v is not None else -1 for v in per_case] + [-1], dtype=np.int64)
+    col.codes = [lut[cases.codes]]
+    return col.categorical()
 
 
 # Parsing is CPU-bound Python: past this many files (a fleet, a hundred cards) the files are read
@@ -189,9 +236,12 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     # second one arrives and fixed up at the end.
     owner: dict[tuple, str] = {}
     conflicts: dict[tuple[str, str], str] = {}
-    file_cols: dict[str, list] = {c: [] for c in ("card", "run", "file", "run_dir", "complete", "case")}
-    metric_cols: dict = {c: (array("d") if c in _NUMERIC else array("q") if c == "reps" else []) for c in _METRIC_COLS}
+    per_case = {c: _TextColumn() for c in ("card", "run", "file", "run_dir", "case")}
+    complete: list[np.ndarray] = []
+    text = {c: _TextColumn() for c in _TEXT_COLS}
+    numbers: dict[str, list] = {c: [] for c in _METRIC_COLS if c not in _TEXT_COLS}
     takes: list = []
+    n_cases = 0
     for path, context, file_notes, case_names, cols in _load_all(files):
         f = str(path)
         contexts[f] = context
@@ -209,50 +259,46 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
             if other != f:
                 msg = f"conflict: {case} is in both {Path(other).name} and {path.name} of one run"
                 conflicts[(f, case)] = conflicts[(other, case)] = msg
-        n, offset = len(case_names), len(file_cols["case"])
-        for col, v in (
-            ("card", card),
-            ("run", run.name),
-            ("file", f),
-            ("run_dir", run.run_dir),
-            ("complete", run.complete),
-        ):
-            file_cols[col].extend([v] * n)
-        file_cols["case"].extend(case_names)
-        takes.append(np.frombuffer(cols["take"], dtype=np.int64) + offset)
-        for col in _METRIC_COLS:
-            metric_cols[col].extend(cols[col])
+        n = len(case_names)
+        for col, v in (("card", card), ("run", run.name), ("file", f), ("run_dir", run.run_dir)):
+            per_case[col].add_repeated(v, n)
+        complete.append(np.full(n, bool(run.complete)))
+        per_case["case"].add(case_names, np.arange(n))
+        takes.append(np.frombuffer(cols["take"], dtype=np.int64) + n_cases)
+        n_cases += n
+        for c in _TEXT_COLS:
+            text[c].add(*cols[c])
+        for c in numbers:
+            numbers[c].append(np.frombuffer(cols[c], dtype=np.float64 if c in _NUMERIC else np.int64))
     take = np.concatenate(takes) if takes else np.zeros(0, dtype=np.int64)
     # Text columns are categorical: a hundred cards' million rows hold a few thousand distinct
     # names, and comparing, grouping and copying small integer codes is what keeps a report fast.
-    cases = pd.DataFrame({c: v if c == "complete" else pd.Categorical(v) for c, v in file_cols.items()})
-    if not cases.empty:
-        parts = [_parts(c) for c in file_cols["case"]]
-        cases["corner"] = pd.Categorical([p[0] for p in parts])
-        cases["op"] = pd.Categorical([p[1] for p in parts])
-        cases["variant"] = pd.Categorical([p[2] for p in parts])
+    cases = pd.DataFrame({c: col.categorical() for c, col in per_case.items()})
+    cases["complete"] = np.concatenate(complete) if complete else np.zeros(0, dtype=bool)
+    if n_cases:
+        names = cases["case"].cat
+        parts = [_parts(c) for c in names.categories]
+        cases["corner"] = _derived(names, [p[0] for p in parts])
+        cases["op"] = _derived(names, [p[1] for p in parts])
+        cases["variant"] = _derived(names, [p[2] for p in parts])
         argdicts = [dict(p[3]) for p in parts]
         keys: dict[str, None] = {}
-        for a in argdicts:
-            for k in a:
+        # In the order the rows first name them (the column order of the table and of tidy.csv).
+        for code in pd.unique(names.codes):
+            for k in argdicts[code]:
                 keys.setdefault(k)
         for k in keys:
             if k not in cases.columns:
-                cases[k] = pd.Categorical([a.get(k) for a in argdicts])
-    del file_cols
+                cases[k] = _derived(names, [a.get(k) for a in argdicts])
+    del per_case
     df = cases.iloc[take].reset_index(drop=True) if len(take) else cases.iloc[0:0]
-    for col in list(metric_cols):
-        values = metric_cols.pop(col)  # each list freed as soon as its column exists
-        if isinstance(values, array):
-            values = np.frombuffer(values, dtype=np.float64 if values.typecode == "d" else np.int64).copy()
-        elif len(take):
-            values = pd.Categorical(values)
-        df[col] = (
-            pd.Series(values, dtype="float64" if col in _NUMERIC else None, index=df.index)
-            if len(take)
-            else pd.Series(dtype="float64" if col in _NUMERIC else "object")
-        )
-        del values
+    for c in _METRIC_COLS:
+        if not len(take):
+            df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
+        elif c in _TEXT_COLS:
+            df[c] = text.pop(c).categorical()
+        else:
+            df[c] = np.concatenate(numbers.pop(c))
     for c in BASE_COLUMNS + ["run_dir", "complete"]:
         if c not in df.columns:
             df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
