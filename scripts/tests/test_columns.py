@@ -148,6 +148,11 @@ BRANCHES = {
     "unknown run_type": lambda b: b[1].update(run_type="warmup"),
     "entry not an object": lambda b: b.insert(3, [1, 2]),
     "entry without a name": lambda b: [b[2].pop("run_name"), b[2].pop("name")],
+    "run_type a list": lambda b: b[1].update(run_type=["iteration"]),
+    "time_unit a list": lambda b: b[1].update(time_unit=["us"]),
+    "repetition_index a list": lambda b: b[1].update(repetition_index=[1]),
+    "aggregate_name a list": lambda b: b[4].update(aggregate_name=["median"]),
+    "counter a list": lambda b: b[0].update(flops=[1.0]),
 }
 
 
@@ -185,7 +190,7 @@ _numbers = st.one_of(
     st.integers(min_value=-(2**80), max_value=2**80),
     st.sampled_from([0.0, -0.0, 1e-300, 5e-324]),
 )
-_values = st.one_of(_numbers, st.booleans(), st.none(), st.text(max_size=3))
+_values = st.one_of(_numbers, st.booleans(), st.none(), st.text(max_size=3), st.lists(st.integers(), max_size=1))
 
 
 @st.composite

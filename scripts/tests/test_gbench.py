@@ -91,6 +91,10 @@ def test_nan_and_infinity_literals(tmp_path):
         ('{"benchmarks": [{"run_type": "iteration"}]}', "has no name"),
         ('{"benchmarks": [{"name": "a/b/c", "real_time": "fast", "time_unit": "ns"}]}', "real_time is not a number"),
         ('{"benchmarks": [{"name": "a/b/c", "real_time": 1, "time_unit": "parsecs"}]}', "unknown time_unit"),
+        (
+            '{"benchmarks": [{"name": "a/b/c", "real_time": 1, "time_unit": ["us"]}]}',
+            "unknown time_unit",
+        ),  # was a TypeError
     ],
 )
 def test_malformed_files_are_refused_with_name_and_reason(tmp_path, text, needle):

@@ -150,66 +150,84 @@ def file_columns(data: Any, path: Path) -> tuple[dict, list[str], list[str], dic
     gives it. The columns: "take" (the case's index in `cases`) and METRIC_COLS, one entry each per
     (case, metric), in the order of reference_columns."""
     context, entries = checked_entries(data, path)
-    # Pass 1, entry by entry (only what must be): each entry's case, and which cases are not plain.
-    case_index: dict[str, int] = {}
-    entry_case: list[int] = []  # per entry; -1 for a complexity row
-    slow: set[int] = set()
-    iters: list[dict] = []
-    iter_case: list[int] = []
-    aggs: list[dict] = []
-    agg_case: list[int] = []
-    seen: set[tuple] = set()
+    # Pass 1, a column at a time over the entries: each entry's case, and which cases are not plain.
+    if set(map(type, entries)) - {dict}:
+        return _reference(data, path)  # an entry that is not an object: gbench says which
+    names = [e.get("run_name") for e in entries]
+    if None in names:
+        names = [e.get("run_name", e.get("name")) for e in entries]
+    if set(map(type, names)) - {str} or "" in names:
+        return _reference(data, path)  # an entry without a name
+    run_types = [e.get("run_type", "iteration") for e in entries]
+    if set(map(type, run_types)) - {str} or set(run_types) - {"iteration", "aggregate"}:
+        return _reference(data, path)  # unknown run_type (or not a string)
+    flagged = [i for i, e in enumerate(entries) if "error_occurred" in e or "skipped" in e]
+    is_agg = [t == "aggregate" for t in run_types]
     complexity = 0
-    for e in entries:
-        if type(e) is not dict:
-            return _reference(data, path)
-        name = e.get("run_name", e.get("name"))
-        if type(name) is not str or not name:
-            return _reference(data, path)
-        run_type = e.get("run_type", "iteration")
-        if run_type == "aggregate" and is_complexity(e):
-            complexity += 1
-            entry_case.append(-1)
-            continue
-        case = case_name(name)
-        ci = case_index.setdefault(case, len(case_index))
-        entry_case.append(ci)
-        if "error_occurred" in e or "skipped" in e:
-            slow.add(ci)
-        elif run_type == "iteration":
-            rep = e.get("repetition_index")
-            key = (ci, rep)
-            if type(rep) is not int or key in seen:
-                slow.add(ci)
-            seen.add(key)
-            iters.append(e)
-            iter_case.append(ci)
-        elif run_type == "aggregate":
-            key = (ci, "aggregate", str(e.get("aggregate_name", "")))
-            if key in seen:
-                slow.add(ci)
-            seen.add(key)
-            aggs.append(e)
-            agg_case.append(ci)
-        else:
-            return _reference(data, path)  # unknown run_type: gbench says so
+    if any(is_agg):
+        for i, agg in enumerate(is_agg):
+            if agg and is_complexity(entries[i]):
+                is_agg[i] = None  # a complexity row: skipped, counted, no case
+                complexity += 1
+    case_of = {n: case_name(n) for n in dict.fromkeys(names)}
+    case_index: dict[str, int] = {}
+    entry_case = [  # per entry; -1 for a complexity row
+        case_index.setdefault(case_of[n], len(case_index)) if agg is not None else -1 for n, agg in zip(names, is_agg)
+    ]
     cases = list(case_index)
+    slow = {entry_case[i] for i in flagged}
+    bad = set(flagged)
+    iter_pos = [i for i, agg in enumerate(is_agg) if agg is False and i not in bad]
+    agg_pos = [i for i, agg in enumerate(is_agg) if agg and i not in bad]
+    iter_case = [entry_case[i] for i in iter_pos]
+    agg_case = [entry_case[i] for i in agg_pos]
+    # Rows that cannot be told apart: a repetition_index twice, an aggregate of one kind twice.
+    reps = [entries[i].get("repetition_index") for i in iter_pos]
+    if set(map(type, reps)) - {int}:
+        slow.update(ci for ci, r in zip(iter_case, reps) if type(r) is not int)
+        reps = [r if type(r) is int else None for r in reps]  # (those cases are slow already)
+    for keys, owners in (
+        (list(zip(iter_case, reps)), iter_case),
+        (list(zip(agg_case, (str(entries[i].get("aggregate_name", "")) for i in agg_pos))), agg_case),
+    ):
+        if len(set(keys)) != len(keys):
+            seen: set = set()
+            for key, ci in zip(keys, owners):
+                if key in seen:
+                    slow.add(ci)
+                seen.add(key)
 
     # Pass 2, column by column over entries that share their keys: numbers finite, units known.
+    # Aggregates: every time must be a finite number; only the median's counters are read.
+    medians = []
+    for j, i in enumerate(agg_pos):
+        e = entries[i]
+        if "real_time" not in e:
+            return _reference(data, path)  # gbench refuses the file
+        if e.get("aggregate_name") == "median":
+            medians.append(j)
+    agg_times = [entries[i]["real_time"] for i in agg_pos]
+    if _finite_numbers(agg_times) is None:
+        if any(type(v) not in (float, int) for v in agg_times):
+            return _reference(data, path)  # not a number: gbench refuses the file
+        slow.update(ci for ci, p in zip(agg_case, _plain_rows(agg_times).tolist()) if not p)
+    agg_units = [entries[i].get("time_unit", "ns") for i in agg_pos]
+    if set(map(type, agg_units)) - {str} or not set(agg_units) <= TIME_UNITS.keys():
+        return _reference(data, path)
     case_sig: dict[int, tuple] = {}  # a plain case's counters (in the file's order)
     blocks: list[tuple[np.ndarray, np.ndarray, tuple]] = []  # (case per row, values, counter names)
-    for group_entries, group_cases, is_iter in ((iters, iter_case, True), (aggs, agg_case, False)):
+    for positions, is_iter in ((iter_pos, True), ([agg_pos[j] for j in medians], False)):
         groups: dict[tuple, list[int]] = {}
-        for j, e in enumerate(group_entries):
-            groups.setdefault(tuple(e), []).append(j)
+        for i in positions:
+            groups.setdefault(tuple(entries[i]), []).append(i)
         for sig, rows in groups.items():
             if "real_time" not in sig:
-                return _reference(data, path)  # gbench refuses the file (or the case errored: slow anyway)
-            ents = [group_entries[j] for j in rows]
-            row_case = np.array([group_cases[j] for j in rows], dtype=np.int64)
+                return _reference(data, path)  # gbench refuses the file
+            ents = [entries[i] for i in rows]
+            row_case = np.array([entry_case[i] for i in rows], dtype=np.int64)
             ok = np.ones(len(rows), dtype=bool)
             units = [e["time_unit"] for e in ents] if "time_unit" in sig else ["ns"] * len(ents)
-            if not set(units) <= TIME_UNITS.keys():
+            if set(map(type, units)) - {str} or not set(units) <= TIME_UNITS.keys():
                 return _reference(data, path)
             counters = [k for k in sig if k not in STANDARD_FIELDS]
             by_key = dict(zip(sig, zip(*[e.values() for e in ents])))  # columns, in C

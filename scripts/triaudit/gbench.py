@@ -228,7 +228,7 @@ def entry_run(i: int, e: Any, path: Path, skipped_rows: dict[str, int]) -> Run |
     if run_type != "iteration" and run_type != "aggregate":
         raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown run_type {run_type!r}")
     unit = e.get("time_unit", "ns")
-    if unit not in TIME_UNITS:
+    if type(unit) is not str or unit not in TIME_UNITS:
         raise LoadError(f"{path}: benchmarks[{i}] ({name}) has unknown time_unit {unit!r}")
     case = case_name(name)
     time_s = math.nan
