@@ -4,7 +4,7 @@
 1. Every device hidden (CUDA_VISIBLE_DEVICES=""): exit code 77, a plain "no CUDA device"
    message, and JSON in which every case is skipped with that reason (never a number).
 2. Bad flags: exit code 2 and a message naming the flag.
-3. The catalogue (--benchmark_list_tests) is the same with and without a device.
+3. The catalogue (--benchmark_list_tests) is the same with and without a device, each name once.
 Valid on machines with and without a GPU.
 Usage: check_executable_cli.py EXECUTABLE FILTER [BAD_FLAG ...]
   FILTER: a --benchmark_filter regex selecting a few cases; BAD_FLAG: extra flags to refuse.
@@ -40,6 +40,11 @@ def main():
     catalogue = [line for line in listing.stdout.splitlines() if line.strip()]
     if not catalogue:
         fail("empty catalogue")
+    # One name, one case: a name registered twice makes two cases' repetitions share a name, which
+    # the report can only call a conflict (an error) on every run.
+    twice = sorted({n for n in catalogue if catalogue.count(n) > 1})
+    if twice:
+        fail(f"{len(twice)} case name(s) registered twice, e.g. {twice[0]}")
     if run(exe, "--benchmark_list_tests", hide_devices=False).stdout.splitlines() != listing.stdout.splitlines():
         fail("catalogue differs with the device visible")
 

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "../common/measure.hpp"
 #include "../common/names.hpp"
@@ -370,8 +371,12 @@ void register_gemm() {
   auto wanted = [](const char* f) {
     return std::find(g_opt.families.begin(), g_opt.families.end(), f) != g_opt.families.end();
   };
-  auto add_lt = [](GemmPrecision p, const GemmShape& s) {
-    register_case(gemm_case_name("cublaslt", p, s), [=](benchmark::State& st) { cublaslt_case(st, p, s); });
+  // The misaligned family's aligned neighbours (4096, 8192 nn) are square shapes too: one case each,
+  // or their repetitions would share a name and the report could only call them a conflict.
+  auto registered = std::make_shared<std::set<std::string>>();
+  auto add_lt = [registered](GemmPrecision p, const GemmShape& s) {
+    const std::string name = gemm_case_name("cublaslt", p, s);
+    if (registered->insert(name).second) register_case(name, [=](benchmark::State& st) { cublaslt_case(st, p, s); });
   };
   const bool power_of_two = g_opt.max_square > 0 && (g_opt.max_square & (g_opt.max_square - 1)) == 0;
   if (!power_of_two || g_opt.max_square < 256 || g_opt.max_square > 65536)

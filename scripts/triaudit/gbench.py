@@ -125,13 +125,15 @@ def _not_finite(v: float) -> str:
 
 # Fields by which Google Benchmark's runs are recognised; a JSON file whose runs have none of them
 # was written by another tool.
+_LOOK_AT = 64
 _GB_RUN_FIELDS = {"real_time", "cpu_time", "time_unit", "run_type", "iterations", "error_occurred", "skipped"}
 
 
 def foreign_format(data: dict) -> str | None:
-    """The tool that wrote a JSON object that is not Google Benchmark's, if it can be told."""
+    """The tool that wrote a JSON object that is not Google Benchmark's, if it can be told (from
+    its first entries: a tool writes every entry alike, and a large file is not scanned twice)."""
     entries = data.get("benchmarks")
-    runs = [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    runs = [e for e in entries[:_LOOK_AT] if isinstance(e, dict)] if isinstance(entries, list) else []
     if "devices" in data and (not runs or any("states" in e or "axes" in e for e in runs)):
         return "nvbench"
     if any("states" in e and "axes" in e for e in runs):
