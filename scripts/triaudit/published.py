@@ -18,7 +18,6 @@ import pandas as pd
 from . import frames as F
 from .peers import statistics as S
 from .specs import match_card
-from .table import plain
 
 
 @dataclass(frozen=True)
@@ -250,10 +249,7 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     if df.empty or "card" not in df:
         return pd.DataFrame()
-    # Only rows a figure can read: over a hundred cards' tables the per-card filtering took seconds.
-    df = plain(
-        df[df["metric"].isin(["bytes_per_second", "flops", "ops", "time_s", "per_kernel_s"]) & (df["status"] == "ok")]
-    )
+    # The whole table: _Picker reads each (corner, metric) slice once (frames.metric), as text.
     pick = _Picker(df)
     for card in sorted(df["card"].dropna().unique()):
         spec = match_card(card)

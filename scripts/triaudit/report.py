@@ -49,7 +49,20 @@ def _md_table(t: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _thin_minor_ticks(fig) -> None:
+    """Minor ticks (and their grid lines) at 2 and 5 of each decade on base-10 log axes: matplotlib's
+    eight per decade were a third to a half of a large figure's drawing time, for lines that the eye
+    reads the same."""
+    import matplotlib.ticker
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log" and getattr(axis.get_transform(), "base", 10) == 10:
+                axis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=(2.0, 5.0)))
+
+
 def _png(fig) -> bytes:
+    _thin_minor_ticks(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     return buf.getvalue()

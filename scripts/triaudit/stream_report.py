@@ -15,14 +15,16 @@ def stream_frame(df: pd.DataFrame) -> pd.DataFrame:
     """The measured STREAM rows, one per (card, run, case), bandwidth and its fraction of peak."""
     if df.empty or "corner" not in df:
         return pd.DataFrame()
-    s = plain(df[(df["corner"] == "stream") & (df["status"] == "ok")])
+    s = df[(df["corner"] == "stream") & (df["status"] == "ok")]
     if s.empty or "bytes" not in s:
         return pd.DataFrame()
     # The sweep's operations only: the sustained triad (stream/triad_sustained/...) is a window at
-    # one size, reported with the other sustained figures.
-    bw = s[(s["metric"] == "bytes_per_second") & s["op"].isin(OPS)].copy()
-    pf = s[s["metric"] == "peak_fraction"][["file", "case", "median"]].rename(columns={"median": "peak_fraction"})
-    ws = s[s["metric"] == "working_set_bytes"][["file", "case", "median"]].rename(
+    # one size, reported with the other sustained figures. (Made plain text once selected: small.)
+    bw = plain(s[(s["metric"] == "bytes_per_second") & s["op"].isin(OPS)])
+    pf = plain(s[s["metric"] == "peak_fraction"][["file", "case", "median"]]).rename(
+        columns={"median": "peak_fraction"}
+    )
+    ws = plain(s[s["metric"] == "working_set_bytes"][["file", "case", "median"]]).rename(
         columns={"median": "working_set_bytes"}
     )
     bw = bw.merge(pf, on=["file", "case"], how="left").merge(ws, on=["file", "case"], how="left")
