@@ -70,7 +70,10 @@ def _strings(s: pd.Series) -> list[str]:
         return [str(x) for x in s.to_numpy().tolist()]
     if kind == "b":
         return ["True" if x else "False" for x in s.to_numpy().tolist()]
-    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes, uniques = s.cat.codes.to_numpy(), s.cat.categories
+    else:
+        codes, uniques = pd.factorize(s, use_na_sentinel=True)
     texts = [_cell(u) for u in uniques] + [""]  # code -1: missing
     return [texts[c] for c in codes.tolist()]
 
@@ -82,15 +85,22 @@ def _changes(a: np.ndarray, missing: np.ndarray) -> np.ndarray:
     return (a[1:] != a[:-1]) & ~(missing[1:] & missing[:-1])
 
 
+def _comparable(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """(values to compare, missing): a categorical column by its codes (no strings compared)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes = s.cat.codes.to_numpy()
+        return codes, codes < 0
+    return s.to_numpy(), s.isna().to_numpy()
+
+
 def _group_starts(df: pd.DataFrame, per_case: list[str]) -> np.ndarray | None:
     """The first row of each run of rows with one (file, case); None when a per-case column
     changes inside such a run (then the table is not what this writer assumes)."""
     boundary = np.zeros(max(len(df) - 1, 0), dtype=bool)
     for k in KEYS:
-        boundary |= _changes(df[k].to_numpy(), df[k].isna().to_numpy())
+        boundary |= _changes(*_comparable(df[k]))
     for c in per_case:
-        s = df[c]
-        if (_changes(s.to_numpy(), s.isna().to_numpy()) & ~boundary).any():
+        if (_changes(*_comparable(df[c])) & ~boundary).any():
             return None
     return np.concatenate(([0], np.flatnonzero(boundary) + 1))
 
