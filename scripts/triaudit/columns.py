@@ -33,6 +33,7 @@ from .gbench import (
     mark_conflicts,
 )
 
+_ABSENT = object()
 # The columns that differ between the rows of one case in one file (one row per counter).
 METRIC_COLS = ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")
 _FLOAT_COLS = ("median", "min", "max", "spread_pct")
@@ -163,12 +164,10 @@ def file_columns(data: Any, path: Path) -> tuple[dict, list[str], list[str], dic
         return _reference(data, path)  # unknown run_type (or not a string)
     flagged = [i for i, e in enumerate(entries) if "error_occurred" in e or "skipped" in e]
     is_agg = [t == "aggregate" for t in run_types]
-    complexity = 0
-    if any(is_agg):
-        for i, agg in enumerate(is_agg):
-            if agg and is_complexity(entries[i]):
-                is_agg[i] = None  # a complexity row: skipped, counted, no case
-                complexity += 1
+    complexity_rows = [i for i, agg in enumerate(is_agg) if agg and is_complexity(entries[i])]
+    for i in complexity_rows:
+        is_agg[i] = None  # a complexity row: skipped, counted, no case
+    complexity = len(complexity_rows)
     case_of = {n: case_name(n) for n in dict.fromkeys(names)}
     case_index: dict[str, int] = {}
     entry_case = [  # per entry; -1 for a complexity row
@@ -199,14 +198,10 @@ def file_columns(data: Any, path: Path) -> tuple[dict, list[str], list[str], dic
 
     # Pass 2, column by column over entries that share their keys: numbers finite, units known.
     # Aggregates: every time must be a finite number; only the median's counters are read.
-    medians = []
-    for j, i in enumerate(agg_pos):
-        e = entries[i]
-        if "real_time" not in e:
-            return _reference(data, path)  # gbench refuses the file
-        if e.get("aggregate_name") == "median":
-            medians.append(j)
-    agg_times = [entries[i]["real_time"] for i in agg_pos]
+    agg_times = [entries[i].get("real_time", _ABSENT) for i in agg_pos]
+    if any(t is _ABSENT for t in agg_times):
+        return _reference(data, path)  # an aggregate without a time: gbench refuses the file
+    medians = [j for j, i in enumerate(agg_pos) if entries[i].get("aggregate_name") == "median"]
     if _finite_numbers(agg_times) is None:
         if any(type(v) not in (float, int) for v in agg_times):
             return _reference(data, path)  # not a number: gbench refuses the file
@@ -217,9 +212,14 @@ def file_columns(data: Any, path: Path) -> tuple[dict, list[str], list[str], dic
     case_sig: dict[int, tuple] = {}  # a plain case's counters (in the file's order)
     blocks: list[tuple[np.ndarray, np.ndarray, tuple]] = []  # (case per row, values, counter names)
     for positions, is_iter in ((iter_pos, True), ([agg_pos[j] for j in medians], False)):
-        groups: dict[tuple, list[int]] = {}
-        for i in positions:
-            groups.setdefault(tuple(entries[i]), []).append(i)
+        sigs = [tuple(entries[i]) for i in positions]
+        groups: dict[tuple, list[int]] = dict.fromkeys(sigs)  # type: ignore[assignment]
+        if len(groups) == 1:  # the usual file: every row with the same keys
+            groups = {sigs[0]: positions}
+        else:
+            groups = {}
+            for i, sig in zip(positions, sigs):
+                groups.setdefault(sig, []).append(i)
         for sig, rows in groups.items():
             if "real_time" not in sig:
                 return _reference(data, path)  # gbench refuses the file
