@@ -69,7 +69,10 @@ def fleet_section(df: pd.DataFrame, threshold: float = 0.05):
     from .corners import Section
 
     sec = Section("fleet", "Fleet: every GPU against its siblings")
-    per, not_measured = O.per_gpu_table(df)
+    ident = O.identities(df)
+    if O.siblings(ident) < 2:  # one GPU per model and driver (a table of cards): nothing to judge
+        return sec
+    per, not_measured = O.per_gpu_table(df, ident=ident)
     if per.empty or per.groupby(["model", "driver"])["gpu"].nunique().max() < 2:
         return sec
     per, judged = O.judge(per, threshold)

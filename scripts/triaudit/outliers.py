@@ -91,17 +91,30 @@ def _primary(rows: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def per_gpu_table(df: pd.DataFrame, cases: str = "") -> tuple[pd.DataFrame, list[str]]:
-    """Tidy rows -> one row per GPU and case (the GPU's median), and notes on cases not measured."""
+def identities(df: pd.DataFrame) -> dict[str, dict]:
+    """{file: the GPU that wrote it (model, driver, gpu, host, ...)}, from the contexts alone."""
     contexts = df.attrs.get("contexts", {})
-    files = [Path(f) for f in contexts]
     runs = df.attrs.get("runs", {})
     ident = {}
-    for f in files:
+    for f in map(Path, contexts):
         run = runs.get(str(f.parent)) or read_run(f.parent, [contexts[str(f)]])
         who = _identity(f, contexts[str(f)], run)
         if who is not None:
             ident[str(f)] = who
+    return ident
+
+
+def siblings(ident: dict[str, dict]) -> int:
+    """The most GPUs of one model and driver among the files: below 2, no GPU has a sibling."""
+    groups: dict[tuple, set] = {}
+    for who in ident.values():
+        groups.setdefault((who.get("model"), who.get("driver")), set()).add(who.get("gpu"))
+    return max(map(len, groups.values()), default=0)
+
+
+def per_gpu_table(df: pd.DataFrame, cases: str = "", ident: dict | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Tidy rows -> one row per GPU and case (the GPU's median), and notes on cases not measured."""
+    ident = identities(df) if ident is None else ident
     if df.empty or not ident:
         return pd.DataFrame(), []
     # Only what is judged (each case's throughput metric) or reported (cases not measured): the
