@@ -29,10 +29,17 @@ def _outcome(fn, data, path):
     return (context, notes, cases, {k: [_bits(v) for v in vals] for k, vals in cols.items()})
 
 
+def _decoded(context, notes, cases, cols):
+    return context, notes, cases, {k: [v[0][c] for c in v[1]] if isinstance(v, tuple) else v for k, v in cols.items()}
+
+
 def _same(data, path=Path("synthetic.json")):
     fast = _outcome(columns.file_columns, data, path)
     ref = _outcome(columns._reference, data, path)
     assert fast == ref
+    # Encoded for a worker's trip, the text columns decode to the same values.
+    encoded = _outcome(lambda d, p: _decoded(*columns.file_columns(d, p, encoded=True)), data, path)
+    assert encoded == ref
     return fast
 
 

@@ -116,3 +116,23 @@ def test_float_texts_without_orjson(monkeypatch):
     fast = tidy_csv.float_texts(values)
     monkeypatch.setattr(tidy_csv, "_orjson", None)
     assert tidy_csv.float_texts(values) == fast
+
+
+def test_the_corner_csvs_are_what_pandas_writes(tmp_path):
+    from triaudit import corners
+
+    df, _ = _frame([_awkward_results(tmp_path)])
+    tables = [s.csv for s in corners.all_sections(df) if s.csv is not None and not s.csv.empty]
+    assert len(tables) >= 4
+    for i, t in enumerate(tables):
+        tidy_csv.write_table(t, tmp_path / f"fast{i}.csv")
+        t.to_csv(tmp_path / f"pandas{i}.csv", index=False)
+        assert (tmp_path / f"fast{i}.csv").read_bytes() == (tmp_path / f"pandas{i}.csv").read_bytes()
+    awkward = pd.DataFrame(
+        {"a,b": ["x", None, 'q"uote', "line\nbreak"], "n": [1, 2, 3, 4], "f": [0.1, math.nan, 1e-05, -0.0]}
+    )
+    awkward["c"] = pd.Categorical(["u", "v", None, "u"])
+    awkward["flag"] = [True, False, True, False]
+    tidy_csv.write_table(awkward, tmp_path / "fast.csv")
+    awkward.to_csv(tmp_path / "pandas.csv", index=False)
+    assert (tmp_path / "fast.csv").read_bytes() == (tmp_path / "pandas.csv").read_bytes()

@@ -146,10 +146,30 @@ def _plain_rows(col: tuple) -> np.ndarray:
     return np.fromiter(map(_plain, col), dtype=bool, count=len(col))
 
 
-def file_columns(data: Any, path: Path) -> tuple[dict, list[str], list[str], dict]:
+TEXT_COLS = ("metric", "status", "message")
+
+
+def encode_text(values: list[str]) -> tuple[list[str], np.ndarray]:
+    """A text column as (distinct values in order of first appearance, each row's index into them)."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    return list(index), codes
+
+
+def file_columns(data: Any, path: Path, encoded: bool = False) -> tuple[dict, list[str], list[str], dict]:
     """(context, notes, cases, columns) of a parsed Google Benchmark JSON file; LoadError as gbench
     gives it. The columns: "take" (the case's index in `cases`) and METRIC_COLS, one entry each per
-    (case, metric), in the order of reference_columns."""
+    (case, metric), in the order of reference_columns. `encoded`: the text columns (TEXT_COLS) as
+    encode_text gives them, compact for the trip from a worker process."""
+    context, notes, cases, cols = _file_columns(data, path, encoded)
+    if encoded:
+        for c in TEXT_COLS:
+            if not isinstance(cols[c], tuple):
+                cols[c] = encode_text(cols[c])
+    return context, notes, cases, cols
+
+
+def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str], list[str], dict]:
     context, entries = checked_entries(data, path)
     # Pass 1, a column at a time over the entries: each entry's case, and which cases are not plain.
     if set(map(type, entries)) - {dict}:
@@ -320,9 +340,13 @@ def file_columns(data: Any, path: Path) -> tuple[dict, list[str], list[str], dic
         for j, c in enumerate(_FLOAT_COLS):
             cols[c] = array("d", np.ascontiguousarray(stats[:, j]).tobytes())
         cols["reps"] = array("q", reps.tobytes())
-        cols["metric"] = [names[c] for c in metric[order].tolist()]
-        cols["status"] = ["ok"] * len(order)
-        cols["message"] = [""] * len(order)
+        if encoded:  # already codes: no text per row
+            none = np.zeros(len(order), dtype=np.int64)
+            cols["metric"], cols["status"], cols["message"] = (names, metric[order]), (["ok"], none), ([""], none)
+        else:
+            cols["metric"] = [names[c] for c in metric[order].tolist()]
+            cols["status"] = ["ok"] * len(order)
+            cols["message"] = [""] * len(order)
     else:
         for o in order.tolist():
             if o < n_fast:

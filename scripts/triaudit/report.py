@@ -289,7 +289,7 @@ def write_report(
             md += ["Not measured:", ""] + [f"- {n}" for n in s.notes] + [""]
             body.append("<p>Not measured:</p><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in s.notes) + "</ul>")
         if s.csv is not None and not s.csv.empty:
-            s.csv.to_csv(out / f"{s.key}.csv", index=False)
+            tidy_csv.write_table(s.csv, out / f"{s.key}.csv")
             written.append(out / f"{s.key}.csv")
     if not any(s.tables for s in sections):
         md.append("No measured results in these runs.")

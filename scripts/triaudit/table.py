@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .columns import METRIC_COLS, file_columns
+from .columns import METRIC_COLS, TEXT_COLS, file_columns
 from .gbench import LoadError, read_json
 from .runs import gpu_identity, read_run
 
@@ -149,23 +149,13 @@ _METRIC_COLS = METRIC_COLS
 ROW_COLUMNS = _METRIC_COLS
 
 
-_TEXT_COLS = ("metric", "status", "message")
-
-
-def _encode(values: list[str]) -> tuple[list[str], np.ndarray]:
-    """A text column as (distinct values in order of first appearance, each row's index into them)."""
-    index: dict[str, int] = {}
-    codes = np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
-    return list(index), codes
+_TEXT_COLS = TEXT_COLS
 
 
 def _load_one(path: Path) -> tuple[Path, dict, list[str], list[str], dict]:
     """One file -> (path, context, notes, cases, columns): what the table keeps of it, compact (the
     text columns encoded, the numbers in typed arrays) for the trip from a worker process."""
-    context, notes, cases, cols = file_columns(read_json(path), path)
-    for c in _TEXT_COLS:
-        cols[c] = _encode(cols[c])
-    return path, context, notes, cases, cols
+    return (path, *file_columns(read_json(path), path, encoded=True))
 
 
 class _TextColumn:

@@ -78,6 +78,20 @@ def _strings(s: pd.Series) -> list[str]:
     return [texts[c] for c in codes.tolist()]
 
 
+def write_table(df: pd.DataFrame, path: Path) -> None:
+    """df as `df.to_csv(path, index=False)` writes it, a column at a time (the report's corner
+    CSVs: tens of thousands of rows over a hundred cards, formatted value by value by pandas)."""
+    if df.empty or not df.columns.is_unique or any(not isinstance(c, str) for c in df.columns):
+        df.to_csv(path, index=False)
+        return
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(",".join(_quote(c) for c in df.columns) + "\n")
+        for i in range(0, len(df), CHUNK_ROWS):
+            rows = df.iloc[i : i + CHUNK_ROWS]
+            f.write("\n".join(map(",".join, zip(*(_strings(rows[c]) for c in df.columns)))))
+            f.write("\n")
+
+
 def _changes(a: np.ndarray, missing: np.ndarray) -> np.ndarray:
     """Where a column's value differs from the row before (two missing values are the same)."""
     if len(a) < 2:
