@@ -67,6 +67,7 @@ def cmd_report(a) -> int:
     from . import report
     from .cost_report import PricesError, load_prices
 
+    report.keep_freed_memory()
     try:
         prices = None
         if a.prices is not None:  # read before anything is written: a bad file writes no report

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -250,10 +251,11 @@ def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str]
             if set(map(type, units)) - {str} or not set(units) <= TIME_UNITS.keys():
                 return _reference(data, path)
             counters = [k for k in sig if k not in STANDARD_FIELDS]
-            by_key = dict(zip(sig, zip(*[e.values() for e in ents])))  # columns, in C
+            wanted = ["real_time", *counters]
+            # The wanted fields as columns, in C (itemgetter of one key gives the value, not a tuple).
+            picked = list(map(itemgetter(*wanted), ents)) if len(wanted) > 1 else [(e["real_time"],) for e in ents]
             values = []
-            for k in ["real_time", *counters]:
-                col = by_key[k]
+            for k, col in zip(wanted, zip(*picked)):
                 a = _finite_numbers(col)
                 if a is None:
                     if k == "real_time" and any(type(v) not in (float, int) for v in col):

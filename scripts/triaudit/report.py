@@ -38,6 +38,24 @@ class ReportError(ValueError):
     pass
 
 
+def keep_freed_memory() -> None:
+    """glibc: serve allocations up to 32 MB from the heap and keep what is freed, for the rest of
+    this process. A large report makes and drops arrays of tens of megabytes (a column of a million
+    rows) hundreds of times; by default each is a fresh mmap, touched page by page: about a million
+    page faults, a sixth of a 100-card report's time. Elsewhere (no glibc), nothing changes."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return
+    m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
+    mallopt(m_mmap_threshold, 32 << 20)  # glibc's largest: bigger blocks are still mapped (and unmapped)
+    mallopt(m_trim_threshold, 1 << 30)
+
+
 def _md_table(t: pd.DataFrame) -> str:
     idx_names = [n or "" for n in (t.index.names or [""])]
     cols = [str(c) for c in t.columns]

@@ -364,11 +364,16 @@ def card_contexts(df: pd.DataFrame) -> dict[str, dict]:
         for ctx in contexts.values():
             out[card_of(ctx)] = ctx
         return out
-    # The first row of each file (factorize: a hundred cards' million rows, several times a report).
-    codes, files = pd.factorize(df["file"], sort=False)
-    seen, first = np.unique(codes, return_index=True)
-    cards = df["card"].to_numpy()
-    for code, pos in zip(seen, first):
+    # The first row of each file (a hundred cards' million rows, several times a report): among the
+    # rows where the file changes, the first of each file.
+    if isinstance(df["file"].dtype, pd.CategoricalDtype):
+        codes, files = df["file"].cat.codes.to_numpy(), df["file"].cat.categories
+    else:
+        codes, files = pd.factorize(df["file"], sort=False)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    seen, first = np.unique(codes[starts], return_index=True)
+    cards = df["card"]
+    for code, pos in zip(seen.tolist(), starts[first].tolist()):
         if code >= 0 and files[code] in contexts:
-            out[cards[pos]] = contexts[files[code]]
+            out[cards.iat[pos]] = contexts[files[code]]
     return out
