@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .gbench import (
+    COMPLEXITY_AGGREGATES,
     COMPLEXITY_ROWS,
     STANDARD_FIELDS,
     TIME_UNITS,
@@ -30,7 +32,6 @@ from .gbench import (
     checked_entries,
     entry_run,
     file_notes,
-    is_complexity,
     mark_conflicts,
 )
 
@@ -129,6 +130,18 @@ def _finite_numbers(col: tuple) -> np.ndarray | None:
     return a if np.isfinite(a).all() else None
 
 
+def _finite_matrix(rows: list[tuple]) -> np.ndarray | None:
+    """Rows of JSON values as a float64 matrix when every value is a finite int or float (bool is
+    not a number here); None otherwise."""
+    if not set(map(type, chain.from_iterable(rows))) <= {float, int}:
+        return None
+    try:
+        a = np.array(rows, dtype=np.float64)
+    except OverflowError:  # an integer beyond any float
+        return None
+    return a if np.isfinite(a).all() else None
+
+
 def _plain(v: Any) -> bool:
     t = type(v)
     if t is float:
@@ -185,15 +198,25 @@ def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str]
         return _reference(data, path)  # unknown run_type (or not a string)
     flagged = [i for i, e in enumerate(entries) if "error_occurred" in e or "skipped" in e]
     is_agg = [t == "aggregate" for t in run_types]
-    complexity_rows = [i for i, agg in enumerate(is_agg) if agg and is_complexity(entries[i])]
+    complexity_rows = [
+        i
+        for i, agg in enumerate(is_agg)
+        if agg
+        and ("big_o" in entries[i] or "rms" in entries[i] or entries[i].get("aggregate_name") in COMPLEXITY_AGGREGATES)
+    ]
     for i in complexity_rows:
         is_agg[i] = None  # a complexity row: skipped, counted, no case
     complexity = len(complexity_rows)
     case_of = {n: case_name(n) for n in dict.fromkeys(names)}
     case_index: dict[str, int] = {}
-    entry_case = [  # per entry; -1 for a complexity row
-        case_index.setdefault(case_of[n], len(case_index)) if agg is not None else -1 for n, agg in zip(names, is_agg)
-    ]
+    if complexity:
+        entry_case = [  # per entry; -1 for a complexity row
+            case_index.setdefault(case_of[n], len(case_index)) if agg is not None else -1
+            for n, agg in zip(names, is_agg)
+        ]
+    else:  # cases numbered in order of first appearance, a name at a time
+        index_of = {n: case_index.setdefault(case_of[n], len(case_index)) for n in case_of}
+        entry_case = [index_of[n] for n in names]
     cases = list(case_index)
     slow = {entry_case[i] for i in flagged}
     bad = set(flagged)
@@ -254,27 +277,30 @@ def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str]
             wanted = ["real_time", *counters]
             # The wanted fields as columns, in C (itemgetter of one key gives the value, not a tuple).
             picked = list(map(itemgetter(*wanted), ents)) if len(wanted) > 1 else [(e["real_time"],) for e in ents]
-            values = []
-            for k, col in zip(wanted, zip(*picked)):
-                a = _finite_numbers(col)
-                if a is None:
-                    if k == "real_time" and any(type(v) not in (float, int) for v in col):
-                        return _reference(data, path)  # not a number: gbench refuses the file
-                    ok &= _plain_rows(col)
-                    a = np.array([float(v) if p else 0.0 for v, p in zip(col, ok)], dtype=np.float64)
-                values.append(a)
+            matrix = _finite_matrix(picked)  # the usual block: every value a finite number, at once
+            if matrix is None:  # column by column, to find the rows that are not plain
+                values = []
+                for k, col in zip(wanted, zip(*picked)):
+                    a = _finite_numbers(col)
+                    if a is None:
+                        if k == "real_time" and any(type(v) not in (float, int) for v in col):
+                            return _reference(data, path)  # not a number: gbench refuses the file
+                        ok &= _plain_rows(col)
+                        a = np.array([float(v) if p else 0.0 for v, p in zip(col, ok)], dtype=np.float64)
+                    values.append(a)
+                matrix = np.column_stack(values)
             for ci in set(row_case[~ok].tolist()):
                 slow.add(ci)
             if not is_iter:
                 continue
-            values[0] = values[0] * np.array([TIME_UNITS[u] for u in units])
+            matrix[:, 0] *= np.array([TIME_UNITS[u] for u in units])
             sig_counters = tuple(counters)
             if "time_s" in sig_counters:  # a counter named like the time: the records pool them
                 slow.update(row_case.tolist())
             for ci in set(row_case.tolist()):
                 if case_sig.setdefault(ci, sig_counters) != sig_counters:
                     slow.add(ci)  # repetitions with different counters: the records pool them
-            blocks.append((row_case, np.column_stack(values), sig_counters))
+            blocks.append((row_case, matrix, sig_counters))
 
     # A case is plain when every one of its rows is and it has repetitions (not aggregates only).
     for ci in range(len(cases)):

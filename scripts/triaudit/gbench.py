@@ -147,10 +147,13 @@ def foreign_format(data: dict) -> str | None:
     return None
 
 
+COMPLEXITY_AGGREGATES = ("BigO", "RMS")
+
+
 def is_complexity(e: dict) -> bool:
     """->Complexity() rows: BigO (coefficients) and RMS, aggregates without a time of their own."""
     return e.get("run_type") == "aggregate" and (
-        e.get("aggregate_name") in ("BigO", "RMS") or "big_o" in e or "rms" in e
+        e.get("aggregate_name") in COMPLEXITY_AGGREGATES or "big_o" in e or "rms" in e
     )
 
 
