@@ -221,6 +221,8 @@ def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkey
     results = tmp_path / "results"
     _stream_run(results, "h", "20260101T000000Z-synthetic", "NVIDIA H200", 4000)
     out = tmp_path / "rep"
+    out.mkdir()
+    (out / "broken_synthetic.png").write_bytes(b"an earlier report's figure")  # must not pass for this one's
     assert cli.main(["report", str(results), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
     assert "broken_synthetic.png" not in md and not (out / "broken_synthetic.png").exists()
