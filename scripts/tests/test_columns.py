@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic import _entry
 
 from triaudit import columns
 from triaudit.gbench import LoadError, read_json
@@ -44,19 +45,8 @@ def _same(data, path=Path("synthetic.json")):
 
 
 def _it(name, rep, t=1.0, unit="us", **counters):
-    return {
-        "name": name + "/manual_time",
-        "run_name": name + "/manual_time",
-        "run_type": "iteration",
-        "repetitions": 3,
-        "repetition_index": rep,
-        "threads": 1,
-        "iterations": 10,
-        "real_time": t,
-        "cpu_time": 1.0,
-        "time_unit": unit,
-        **counters,
-    }
+    """One repetition, its time as given (any JSON value) in `unit`."""
+    return {**_entry(name, 0.0, rep, 3, **counters), "real_time": t, "time_unit": unit}
 
 
 def _agg(name, kind, t=1.0, **counters):

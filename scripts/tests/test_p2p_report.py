@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 import pytest
-from synthetic import skipped_entry, synthetic_context, write
+from synthetic import _entry, skipped_entry, synthetic_context, write
 
 from triaudit import p2p_report as P
 from triaudit.table import load_table
@@ -20,22 +20,6 @@ def close_figures():
     import matplotlib.pyplot as plt
 
     plt.close("all")
-
-
-def _entry(name: str, seconds: float, rep: int, reps: int, **counters) -> dict:
-    return {
-        "name": name + "/manual_time",
-        "run_name": name + "/manual_time",
-        "run_type": "iteration",
-        "repetitions": reps,
-        "repetition_index": rep,
-        "threads": 1,
-        "iterations": 10,
-        "real_time": seconds * 1e6,
-        "cpu_time": 1.0,
-        "time_unit": "us",
-        **counters,
-    }
 
 
 def p2p_result(

@@ -35,7 +35,7 @@ from .gbench import (
     mark_conflicts,
 )
 
-_ABSENT = object()
+_ABSENT = object()  # a field not in an entry (None is a JSON value)
 # The columns that differ between the rows of one case in one file (one row per counter).
 METRIC_COLS = ("metric", "median", "min", "max", "spread_pct", "reps", "status", "message")
 _FLOAT_COLS = ("median", "min", "max", "spread_pct")
@@ -117,19 +117,6 @@ def _reference(data: Any, path: Path) -> tuple[dict, list[str], list[str], dict]
     return (context, file_notes(path, context, skipped), *reference_columns(runs, path.name))
 
 
-def _finite_numbers(col: tuple) -> np.ndarray | None:
-    """A column of JSON values as float64 when every one is a finite int or float (bool is not a
-    number here); None otherwise."""
-    types = set(map(type, col))
-    if not types <= {float, int}:
-        return None
-    try:
-        a = np.array(col, dtype=np.float64)
-    except OverflowError:  # an integer beyond any float
-        return None
-    return a if np.isfinite(a).all() else None
-
-
 def _finite_matrix(rows: list[tuple]) -> np.ndarray | None:
     """Rows of JSON values as a float64 matrix when every value is a finite int or float (bool is
     not a number here); None otherwise."""
@@ -140,6 +127,12 @@ def _finite_matrix(rows: list[tuple]) -> np.ndarray | None:
     except OverflowError:  # an integer beyond any float
         return None
     return a if np.isfinite(a).all() else None
+
+
+def _finite_numbers(col: tuple | list) -> np.ndarray | None:
+    """One column of JSON values, as _finite_matrix."""
+    m = _finite_matrix([col])
+    return None if m is None else m[0]
 
 
 def _plain(v: Any) -> bool:

@@ -124,7 +124,7 @@ def _not_finite(v: float) -> str:
 
 
 # Fields by which Google Benchmark's runs are recognised; a JSON file whose runs have none of them
-# was written by another tool.
+# was written by another tool. Only the first _LOOK_AT entries are looked at.
 _LOOK_AT = 64
 _GB_RUN_FIELDS = {"real_time", "cpu_time", "time_unit", "run_type", "iterations", "error_occurred", "skipped"}
 

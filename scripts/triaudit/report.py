@@ -142,14 +142,13 @@ class _FigureRenderer:
         """{stem: PNG bytes}, or for a figure that cannot be drawn, why (a message, no file)."""
         for pid in self.children:
             os.waitpid(pid, 0)
-        # What a child wrote is whole (written aside, then renamed); whatever is missing, the
-        # parent draws (a child that died drew nothing after the figure it was on).
-        delivered = {stem for stem, _ in self.figures} if self.children else set()
         self.children = []
+        # A file there was written by a child of this report (old ones were removed first), whole
+        # (written aside, then renamed); whatever is missing, the parent draws.
         pngs: dict[str, bytes | str] = {}
         for stem, fig in self.figures:
             path = self.out / f"{stem}.png"
-            if stem in delivered and path.is_file():
+            if path.is_file():
                 pngs[stem] = path.read_bytes()
                 continue
             try:

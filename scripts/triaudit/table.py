@@ -149,9 +149,6 @@ _METRIC_COLS = METRIC_COLS
 ROW_COLUMNS = _METRIC_COLS
 
 
-_TEXT_COLS = TEXT_COLS
-
-
 def _load_one(path: Path) -> tuple[Path, dict, list[str], list[str], dict]:
     """One file -> (path, context, notes, cases, columns): what the table keeps of it, compact (the
     text columns encoded, the numbers in typed arrays) for the trip from a worker process."""
@@ -182,14 +179,18 @@ class _TextColumn:
         return pd.Categorical.from_codes(lut[codes], categories=[values[i] for i in order])
 
 
-def _derived(cases: pd.Categorical, per_case: list) -> pd.Categorical:
-    """A column whose value is a function of the case name, given per category of `cases` (None:
-    missing): computed once per distinct case, not per row."""
-    col = _TextColumn()
-    col.add([v for v in per_case if v is not None], np.zeros(0, dtype=np.int64))  # register the values
-    lut = np.array([col.index[v] if v is not None else -1 for v in per_case] + [-1], dtype=np.int64)
-    col.codes = [lut[cases.codes]]
-    return col.categorical()
+def _recode(codes: np.ndarray, per_category: list) -> pd.Categorical:
+    """A categorical whose value for each row is per_category[its code] (None: missing; code -1
+    stays missing), with sorted categories: a value per distinct name, not per row."""
+    uniques = sorted({v for v in per_category if v is not None})
+    where = {v: i for i, v in enumerate(uniques)}
+    lut = np.array([where.get(v, -1) for v in per_category] + [-1], dtype=np.int64)
+    return pd.Categorical.from_codes(lut[codes], categories=uniques)
+
+
+def _derived(cases, per_case: list) -> pd.Categorical:
+    """A column whose value is a function of the case name, given per category of `cases`."""
+    return _recode(cases.codes.to_numpy(), per_case)
 
 
 # Parsing is CPU-bound Python: past this many files (a fleet, a hundred cards) the files are read
@@ -228,8 +229,8 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     conflicts: dict[tuple[str, str], str] = {}
     per_case = {c: _TextColumn() for c in ("card", "run", "file", "run_dir", "case")}
     complete: list[np.ndarray] = []
-    text = {c: _TextColumn() for c in _TEXT_COLS}
-    numbers: dict[str, list] = {c: [] for c in _METRIC_COLS if c not in _TEXT_COLS}
+    text = {c: _TextColumn() for c in TEXT_COLS}
+    numbers: dict[str, list] = {c: [] for c in _METRIC_COLS if c not in TEXT_COLS}
     takes: list = []
     n_cases = 0
     for path, context, file_notes, case_names, cols in _load_all(files):
@@ -256,7 +257,7 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
         per_case["case"].add(case_names, np.arange(n))
         takes.append(np.frombuffer(cols["take"], dtype=np.int64) + n_cases)
         n_cases += n
-        for c in _TEXT_COLS:
+        for c in TEXT_COLS:
             text[c].add(*cols[c])
         for c in numbers:
             numbers[c].append(np.frombuffer(cols[c], dtype=np.float64 if c in _NUMERIC else np.int64))
@@ -285,7 +286,7 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     for c in _METRIC_COLS:
         if not len(take):
             df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
-        elif c in _TEXT_COLS:
+        elif c in TEXT_COLS:
             df[c] = text.pop(c).categorical()
         else:
             df[c] = np.concatenate(numbers.pop(c))
@@ -349,11 +350,8 @@ def map_text(s: pd.Series, mapping: dict) -> pd.Series:
     (missing where the mapping has no entry)."""
     if not isinstance(s.dtype, pd.CategoricalDtype):
         return s.map(mapping)
-    new = [mapping.get(c) for c in s.cat.categories]
-    uniques = sorted({v for v in new if v is not None})
-    where = {v: i for i, v in enumerate(uniques)}
-    lut = np.array([where.get(v, -1) for v in new] + [-1], dtype=np.int64)  # code -1 (missing) stays -1
-    return pd.Series(pd.Categorical.from_codes(lut[s.cat.codes.to_numpy()], categories=uniques), index=s.index)
+    new = _recode(s.cat.codes.to_numpy(), [mapping.get(c) for c in s.cat.categories])
+    return pd.Series(new, index=s.index)
 
 
 def card_contexts(df: pd.DataFrame) -> dict[str, dict]:
