@@ -188,6 +188,13 @@ def _recode(codes: np.ndarray, per_category: list) -> pd.Categorical:
     return pd.Categorical.from_codes(lut[codes], categories=uniques)
 
 
+def _take(column: pd.Series, rows: np.ndarray):
+    """column.take(rows) as an array; a categorical by its codes (its categories shared)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(column.cat.codes.to_numpy()[rows], dtype=column.dtype)
+    return column.to_numpy()[rows]
+
+
 def _derived(cases, per_case: list) -> pd.Categorical:
     """A column whose value is a function of the case name, given per category of `cases`."""
     return _recode(cases.codes.to_numpy(), per_case)
@@ -282,14 +289,18 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
             if k not in cases.columns:
                 cases[k] = _derived(names, [a.get(k) for a in argdicts])
     del per_case
-    df = cases.iloc[take].reset_index(drop=True) if len(take) else cases.iloc[0:0]
-    for c in _METRIC_COLS:
-        if not len(take):
+    front = BASE_COLUMNS + ["complete", "run_dir"]
+    if len(take):
+        # Each column once, in its final place: a frame of a million rows grown a column at a
+        # time, then put in order, was copied whole twice.
+        got: dict[str, object] = {c: _take(cases[c], take) for c in cases.columns}
+        for c in _METRIC_COLS:
+            got[c] = text.pop(c).categorical() if c in TEXT_COLS else np.concatenate(numbers.pop(c))
+        df = pd.DataFrame({c: got[c] for c in front + [c for c in got if c not in front]}, copy=False)
+    else:
+        df = cases.iloc[0:0]
+        for c in _METRIC_COLS:
             df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
-        elif c in TEXT_COLS:
-            df[c] = text.pop(c).categorical()
-        else:
-            df[c] = np.concatenate(numbers.pop(c))
     for c in BASE_COLUMNS + ["run_dir", "complete"]:
         if c not in df.columns:
             df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
@@ -314,8 +325,9 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
             df.loc[first[df.index], col] = v
         df.loc[first[df.index], "message"] = messages
         df = df.reset_index(drop=True)
-    front = BASE_COLUMNS + ["complete", "run_dir"]
-    df = df[front + [c for c in df.columns if c not in front]]
+    order = front + [c for c in df.columns if c not in front]
+    if list(df.columns) != order:
+        df = df[order]
     df.attrs["contexts"] = contexts
     df.attrs["runs"] = runs
     df.attrs["notes"] = SharedNotes(notes)

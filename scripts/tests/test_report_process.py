@@ -1,0 +1,64 @@
+"""How `report` uses its process: the cyclic garbage collector paused while it works (and resumed
+after, for callers in the same process), and the command line leaving at once when done, with
+everything it printed delivered."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from synthetic import synthetic_corners_result, write
+
+from triaudit import corners, report
+
+
+def _results(tmp_path: Path) -> Path:
+    run = tmp_path / "results" / "synthetic-card" / "20260101T000000Z-synthetic"
+    run.mkdir(parents=True)
+    write(run / "triaudit_synthetic.json", synthetic_corners_result("NVIDIA H100 80GB HBM3"))
+    return tmp_path / "results"
+
+
+def test_the_collector_is_paused_while_the_report_is_made_and_resumed_after(tmp_path, monkeypatch):
+    seen = []
+    real = corners.all_sections
+
+    def watching(df, **kw):
+        seen.append(gc.isenabled())
+        return real(df, **kw)
+
+    monkeypatch.setattr(corners, "all_sections", watching)
+    assert gc.isenabled()
+    report.write_report([_results(tmp_path)], tmp_path / "out")
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def test_the_collector_is_resumed_after_a_report_that_fails(tmp_path):
+    (tmp_path / "out").write_text("a file, not a folder")
+    try:
+        report.write_report([_results(tmp_path)], tmp_path / "out")
+    except report.ReportError:
+        pass
+    assert gc.isenabled()
+
+
+def test_the_command_leaves_with_its_output_delivered(tmp_path):
+    # The command line ends the process as soon as the report is written (os._exit): what it
+    # printed must still arrive, through a pipe (block-buffered) as on a terminal.
+    results = _results(tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "triaudit.cli", "report", str(results), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
+    )
+    assert p.returncode == 0, p.stderr
+    wrote = [line.split(" ", 1)[1] for line in p.stdout.splitlines() if line.startswith("wrote ")]
+    assert Path(wrote[0]).name == "report.md" and Path(wrote[-1]).name == "tidy.csv"
+    assert all(Path(w).is_file() for w in wrote)
+    assert (tmp_path / "out" / "report.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
