@@ -1,6 +1,7 @@
 """The report draws its figures in forked children; whatever a child does not deliver, the parent
 draws itself, so a report never lacks a figure."""
 
+import io
 import os
 
 import matplotlib
@@ -49,3 +50,36 @@ def test_the_parent_draws_what_a_failed_child_did_not(tmp_path, monkeypatch):
     pngs = report._FigureRenderer(figures, tmp_path).result()
     assert sorted(pngs) == [stem for stem, _ in figures]
     assert all(d.startswith(PNG) and (tmp_path / f"{s}.png").read_bytes() == d for s, d in pngs.items())
+
+
+def _report_figures(tmp_path):
+    """The report's own figures from two synthetic cards with energy counters: among them, axes
+    legends placed "best" (the energy figure) and placed by the figure's code."""
+    from synthetic import synthetic_corners_result, write
+    from synthetic_energy import synthetic_energy_result
+
+    from triaudit import corners
+
+    root = tmp_path / "results"
+    for card, key in (("NVIDIA H100 80GB HBM3", "nvidia-h100"), ("NVIDIA H200", "nvidia-h200")):
+        write(root / key / "run1" / "triaudit_synthetic_energy.json", synthetic_energy_result(card))
+        write(root / key / "run1" / "triaudit_synthetic.json", synthetic_corners_result(card))
+    df, _ = report._frame([root])
+    return [(stem, fig) for s in corners.all_sections(df) for stem, _, fig in s.figures]
+
+
+def test_laid_out_once_the_png_is_the_one_savefig_draws(tmp_path):
+    # _png lays a figure out once and fixes its "best" legends where that search put them; the
+    # picture must be the one savefig makes laying the figure out itself (three searches).
+    ours, theirs = _report_figures(tmp_path), _report_figures(tmp_path)
+    assert [s for s, _ in ours] == [s for s, _ in theirs] and len(ours) >= 4
+    best = [ax.get_legend()._loc == 0 for _, fig in ours for ax in fig.axes if ax.get_legend() is not None]
+    assert any(best) and not all(best)
+    for (stem, fig), (_, same) in zip(ours, theirs):
+        png = report._png(fig)
+        report._thin_minor_ticks(same)
+        buf = io.BytesIO()
+        same.savefig(buf, format="png", dpi=report.DPI)
+        assert png == buf.getvalue(), stem
+        assert fig.get_layout_engine() is None or type(fig.get_layout_engine()).__name__ == "PlaceHolderLayoutEngine"
+    plt.close("all")

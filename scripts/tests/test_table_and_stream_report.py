@@ -86,3 +86,33 @@ def test_no_gpu_output_renders_an_honest_empty_report(no_gpu_json):
     assert not sec.tables
     assert any("skipped" in n and "no CUDA device" in n for n in sec.notes)
     assert stream_report.plot_figure(df) is None
+
+
+def test_records_are_the_rows_to_dict_gives():
+    # table.records replaces DataFrame.to_dict("records") in the report's per-row loops: the same
+    # dicts, values of the same types (numbers as Python numbers, missing as NaN), column by column.
+    import math
+
+    import numpy as np
+    import pandas as pd
+
+    from triaudit.table import plain, records
+
+    frame = pd.DataFrame(
+        {
+            "card": pd.Categorical(["b", None, "a"]),
+            "median": [1.5, math.nan, 3.0],
+            "reps": np.array([5, 3, 1], dtype=np.int64),
+            "complete": [True, False, True],
+            "counters": [{"watts_mean": (1.0,)}, {}, {"x": (2.0,)}],
+            "note": ["x", None, "z"],
+        }
+    )
+    for f in (frame, plain(frame), plain(frame).iloc[[2, 0]], frame.iloc[0:0]):
+        got, want = records(f), f.to_dict("records")
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert list(g) == list(w)
+            for k in w:
+                same = g[k] == w[k] or (g[k] != g[k] and w[k] != w[k])
+                assert same and type(g[k]) is type(w[k]), (k, g[k], w[k])

@@ -122,11 +122,14 @@ def _finite_matrix(rows: list[tuple]) -> np.ndarray | None:
     not a number here); None otherwise."""
     if not set(map(type, chain.from_iterable(rows))) <= {float, int}:
         return None
-    try:
-        a = np.array(rows, dtype=np.float64)
+    if not rows:
+        return np.zeros(0)
+    width = len(rows[0])
+    try:  # float(v) of each, as np.array(rows) converts them, without its look at the nesting
+        a = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=len(rows) * width)
     except OverflowError:  # an integer beyond any float
         return None
-    return a if np.isfinite(a).all() else None
+    return a.reshape(len(rows), width) if np.isfinite(a).all() else None
 
 
 def _finite_numbers(col: tuple | list) -> np.ndarray | None:

@@ -19,7 +19,7 @@ import math
 import pandas as pd
 
 from . import frames as F
-from .table import card_contexts, plain
+from .table import card_contexts, plain, records
 
 ENERGY_METRICS = (
     "watts_mean",
@@ -49,11 +49,10 @@ def _measures(df: pd.DataFrame, cases: pd.DataFrame) -> dict[tuple, dict]:
     if cases.empty:
         return {}
     keys = set(zip(cases["file"], cases["case"]))
-    rows = plain(df[df["case"].isin({c for _, c in keys}) & df["metric"].isin(ENERGY_METRICS) & (df["status"] == "ok")])
+    wanted = df["case"].isin({c for _, c in keys}) & df["metric"].isin(ENERGY_METRICS) & (df["status"] == "ok")
+    rows = plain(df.loc[wanted, ["file", "case", "metric", "median", "min", "max", "reps"]])
     out: dict[tuple, dict] = {}
-    for f, c, m, med, lo, hi, n in rows[["file", "case", "metric", "median", "min", "max", "reps"]].itertuples(
-        index=False
-    ):
+    for f, c, m, med, lo, hi, n in rows.itertuples(index=False):
         if (f, c) in keys:
             out.setdefault((f, c), {})[m] = (med, lo, hi, n)
     return out
@@ -124,16 +123,18 @@ def burst_sustained_frame(df: pd.DataFrame) -> pd.DataFrame:
     s = F.with_int(F.metric(df, "stream", "bytes_per_second"), "bytes")
     if not s.empty and "cache" in s:
         s = s[(s["cache"] == "cold") & s["op"].isin(["triad", "triad_sustained"])]
-        keep = []
-        for (_card, typ), grp in s.groupby(["card", "variant"]):
-            held = grp[grp["op"] == "triad_sustained"]
-            burst = grp[grp["op"] == "triad"]
-            if held.empty and typ != "fp32":
-                continue  # burst alone: the STREAM section shows every type already
-            size = held["bytes"].max() if not held.empty else burst["bytes"].max()
-            keep.append(grp[grp["bytes"] == size])
-        if keep:
-            s = pd.concat(keep)
+        s = s[s["card"].notna() & s["variant"].notna()]
+        # Per card and type: the sustained pair at the largest sustained size; a type measured
+        # burst only is shown for fp32 alone, at its largest size (the STREAM section shows every
+        # type already). Grouped in order of (card, type), each group's rows as they were.
+        held = s["op"] == "triad_sustained"
+        group = [s["card"], s["variant"]]
+        has_held = held.groupby(group).transform("any")
+        held_size = s["bytes"].where(held).groupby(group).transform("max")
+        burst_size = s["bytes"].where(s["op"] == "triad").groupby(group).transform("max")
+        size = held_size.where(has_held, burst_size.where(s["variant"] == "fp32"))
+        s = s[s["bytes"] == size].sort_values(["card", "variant"], kind="stable")
+        if not s.empty:
             out.append(s.assign(kind="stream", name=s["variant"], mode=s["case"].map(mode_of)))
     if not out:
         return pd.DataFrame()
@@ -148,7 +149,7 @@ def _table(rows: pd.DataFrame, labels: Labels, unit: str, scale: float, eff: str
     index, data = [], []
     order = {"burst": 0, "sustained": 1}
     for (name, mode), grp in sorted(rows.groupby(["name", "mode"]), key=lambda x: (x[0][0], order[x[0][1]])):
-        per_card = {r["card"]: r for r in grp.to_dict("records")}
+        per_card = {r["card"]: r for r in records(grp)}
         figures: dict[str, dict] = {
             k: {}
             for k in (unit, "SM clock (MHz)", "power (W)", "temperature (°C)", "window", "energy per op (J)", eff_unit)
@@ -242,7 +243,7 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
             )
         )
 
-    for r in bs.to_dict("records"):
+    for r in records(bs):
         if r["kind"] == "gemm":
             add(
                 (
@@ -275,7 +276,7 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
             continue
         rows = rows[rows["bytes"] == rows.groupby(["card", *key])["bytes"].transform("max")]
         m = _measures(df, rows)
-        for r in rows[["card", "file", "case", *key]].to_dict("records"):
+        for r in records(rows[["card", "file", "case", *key]]):
             r["counters"] = m.get((r["file"], r["case"]), {})
             what = (
                 "copies (largest size), GB/s per W"
@@ -299,7 +300,7 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
 
 def disagreement_table(bs: pd.DataFrame) -> pd.DataFrame:
     entries = {}
-    for r in bs.to_dict("records"):
+    for r in records(bs):
         c = r["counters"]
         w, smp = _num(c, "watts_mean"), _num(c, "power_samples_mean_w")
         if not (math.isnan(w) or math.isnan(smp)) and w > 0 and abs(smp - w) / w > DISAGREE:
@@ -333,7 +334,7 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame):
             color = f"C{ci}"
             mine = sub[sub["card"] == card]
             for name, grp in mine.groupby("name"):
-                xy = {r["mode"]: (r["counters"]["watts_mean"][0], r["median"] / scale) for r in grp.to_dict("records")}
+                xy = {r["mode"]: (r["counters"]["watts_mean"][0], r["median"] / scale) for r in records(grp)}
                 for mode, (x, y) in xy.items():
                     ax.scatter([x], [y], s=40, color=color, facecolors=color if mode == "burst" else "none", zorder=3)
                     ax.annotate(f"{name} {mode}", (x, y), fontsize=6, xytext=(4, 3), textcoords="offset points")
@@ -363,7 +364,7 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame):
 
 def _csv(bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
     recs = []
-    for r in bs.to_dict("records"):
+    for r in records(bs):
         c = r["counters"]
         rec = {
             "card": r["card"],
@@ -446,9 +447,7 @@ def energy_section(df: pd.DataFrame):
         drawn, note = F.plotted(bs)
         fig = throughput_watts_figure(drawn, df)
         if fig is not None:
-            left = sorted(
-                set(drawn["card"]) - {r["card"] for r in drawn.to_dict("records") if "watts_mean" in r["counters"]}
-            )
+            left = sorted(set(drawn["card"]) - {r["card"] for r in records(drawn) if "watts_mean" in r["counters"]})
             sec.figures.append(
                 (
                     "throughput_vs_watts",

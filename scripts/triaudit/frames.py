@@ -11,7 +11,7 @@ import pandas as pd
 
 from .counters import JUDGED
 from .specs import CardSpec, match_card
-from .table import plain
+from .table import plain, records
 
 # The counter that says how fast a case was, in order of preference, and whether higher is better:
 # the one list, in counters.py.
@@ -124,7 +124,7 @@ def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn) -> pd.DataFrame:
     if rows.empty:
         return pd.DataFrame()
     rows = rows.copy()
-    rows["cell"] = rows.apply(cell_fn, axis=1)
+    rows["cell"] = [cell_fn(r) for r in records(rows)]
     return rows.pivot_table(index=index, columns="card", values="cell", aggfunc="first", observed=True)
 
 

@@ -81,10 +81,40 @@ def _thin_minor_ticks(fig) -> None:
                 axis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=(2.0, 5.0)))
 
 
+DPI = 110
+
+
+def _lay_out_once(fig) -> None:
+    """Lays the figure out (its tight layout, at the DPI it is saved at), then fixes each legend
+    placed "best" where that search put it, and drops the layout engine: savefig would lay it out
+    in a draw of its own and search again in each of three passes (layout, that draw, the real
+    one), a tenth of a large figure's time. The PNG is the same, byte for byte (tested)."""
+    from matplotlib.layout_engine import TightLayoutEngine
+
+    engine = fig.get_layout_engine()
+    if not isinstance(engine, TightLayoutEngine):
+        return
+    dpi = fig.dpi
+    fig.dpi = DPI
+    try:
+        engine.execute(fig)
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is None or getattr(legend, "_loc", None) != 0 or not hasattr(legend, "set_loc"):
+                continue  # placed by the figure's code (or a matplotlib before 3.8): as it is
+            box, anchor = legend.get_window_extent(renderer), legend.get_bbox_to_anchor()
+            legend.set_loc(((box.x0 - anchor.x0) / anchor.width, (box.y0 - anchor.y0) / anchor.height))
+    finally:
+        fig.dpi = dpi
+    fig.set_layout_engine("none")
+
+
 def _png(fig) -> bytes:
     _thin_minor_ticks(fig)
+    _lay_out_once(fig)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
+    fig.savefig(buf, format="png", dpi=DPI)
     return buf.getvalue()
 
 

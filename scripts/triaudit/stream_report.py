@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from .table import card_contexts, plain
+from .table import card_contexts, plain, records
 
 OPS = ["copy", "scale", "add", "triad", "dot"]
 
@@ -52,7 +52,7 @@ def hbm_table(s: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     largest = cold.groupby("card")["bytes"].transform("max")
     big = cold[cold["bytes"] == largest].copy()
-    big["cell"] = big.apply(_cell, axis=1)
+    big["cell"] = [_cell(r) for r in records(big)]
     return big.pivot_table(index=["op", "type"], columns="card", values="cell", aggfunc="first", observed=True)
 
 
@@ -66,7 +66,7 @@ def l2_table(s: pd.DataFrame, contexts: dict[str, dict]) -> pd.DataFrame:
     if fits.empty:
         return pd.DataFrame()
     best = fits.loc[fits.groupby(["card", "op", "type"], observed=True)["gbps"].idxmax()].copy()
-    best["cell"] = best.apply(lambda r: f"{r['gbps']:.0f} (at {int(r['working_set_bytes']) >> 20} MiB)", axis=1)
+    best["cell"] = [f"{r['gbps']:.0f} (at {int(r['working_set_bytes']) >> 20} MiB)" for r in records(best)]
     return best.pivot_table(index=["op", "type"], columns="card", values="cell", aggfunc="first", observed=True)
 
 
