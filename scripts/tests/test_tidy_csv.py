@@ -86,6 +86,31 @@ def test_values_pandas_writes_in_its_own_way(tmp_path):
     assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
 
 
+def test_row_columns_that_are_one_per_case_are_written_once_per_case(tmp_path):
+    # reps, status and message vary within a case only when a counter missed repetitions or rows
+    # were fixed up: where they do not, they are formatted once per case; where they do, per row.
+    df = pd.DataFrame(
+        {
+            "file": ["f", "f", "f", "g", "g"],
+            "case": ["c", "c", "d", "c", "c"],
+            "card": ["x", "x", "x", "y", "y"],
+            "metric": pd.Categorical(["a", "b", "a", "a", "b"]),
+            "median": [1.0, -0.0, 0.0, 2.5, 3.5],
+            "reps": [5, 5, 1, 5, 3],
+            "status": pd.Categorical(["ok", "ok", "error", "ok", "ok"]),
+            "message": pd.Categorical(["", "", "a, b", "", ""]),
+            "complete": [True, True, True, False, False],
+        }
+    )
+    boundary = tidy_csv._boundary(df)
+    assert tidy_csv._steady(df, ["metric", "median", "reps", "status", "message"], boundary) == {"status", "message"}
+    columns = ["card", "case", "metric", "median", "reps", "status", "message", "complete"]
+    assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
+    df["reps"] = [5, 5, 1, 3, 3]
+    assert tidy_csv._steady(df, ["reps"], boundary) == {"reps"}
+    assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
+
+
 def test_the_report_writes_tidy_csv_with_it(tmp_path):
     res = _awkward_results(tmp_path)
     write_report([res], tmp_path / "report")

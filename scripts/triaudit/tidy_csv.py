@@ -107,16 +107,35 @@ def _comparable(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return s.to_numpy(), s.isna().to_numpy()
 
 
-def _group_starts(df: pd.DataFrame, per_case: list[str]) -> np.ndarray | None:
-    """The first row of each run of rows with one (file, case); None when a per-case column
-    changes inside such a run (then the table is not what this writer assumes)."""
+def _boundary(df: pd.DataFrame) -> np.ndarray:
+    """Where a run of rows with one (file, case) ends: between row i and i + 1."""
     boundary = np.zeros(max(len(df) - 1, 0), dtype=bool)
     for k in KEYS:
         boundary |= _changes(*_comparable(df[k]))
+    return boundary
+
+
+def _group_starts(df: pd.DataFrame, per_case: list[str], boundary: np.ndarray | None = None) -> np.ndarray | None:
+    """The first row of each run of rows with one (file, case); None when a per-case column
+    changes inside such a run (then the table is not what this writer assumes)."""
+    boundary = _boundary(df) if boundary is None else boundary
     for c in per_case:
         if (_changes(*_comparable(df[c])) & ~boundary).any():
             return None
     return np.concatenate(([0], np.flatnonzero(boundary) + 1))
+
+
+def _steady(df: pd.DataFrame, columns: list[str], boundary: np.ndarray) -> set[str]:
+    """Of `columns` (which may vary within a case), those that do not in this table: the
+    repetitions, status and message are one per case wherever every counter had every repetition.
+    Integers, booleans and categorical text only: equal floats can differ in text (0.0, -0.0)."""
+    out = set()
+    for c in columns:
+        s = df[c]
+        if s.dtype.kind in "iub" or isinstance(s.dtype, pd.CategoricalDtype):
+            if not (_changes(*_comparable(s)) & ~boundary).any():
+                out.add(c)
+    return out
 
 
 def write(df: pd.DataFrame, path: Path, columns: list[str], row_columns: tuple[str, ...]) -> None:
@@ -125,10 +144,13 @@ def write(df: pd.DataFrame, path: Path, columns: list[str], row_columns: tuple[s
         df.to_csv(path, index=False, columns=columns)
         return
     per_case = [c for c in columns if c not in row_columns]
-    starts = _group_starts(df, per_case)
+    boundary = _boundary(df)
+    starts = _group_starts(df, per_case, boundary)
     if starts is None:
         df.to_csv(path, index=False, columns=columns)
         return
+    # Row columns that are one per case here too are formatted once per case, with their neighbours.
+    row_columns = tuple(set(row_columns) - _steady(df, [c for c in columns if c in row_columns], boundary))
     # Each row: segments in column order; a run of per-case columns is one segment, formatted
     # once per case and repeated by the row's group number. Rows are formatted a chunk at a time
     # (all at once, the strings of a million rows would take half a gigabyte).
