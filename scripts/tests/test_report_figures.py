@@ -83,3 +83,24 @@ def test_laid_out_once_the_png_is_the_one_savefig_draws(tmp_path):
         assert png == buf.getvalue(), stem
         assert fig.get_layout_engine() is None or type(fig.get_layout_engine()).__name__ == "PlaceHolderLayoutEngine"
     plt.close("all")
+
+
+def test_the_costliest_figures_are_taken_first(tmp_path):
+    # A figure taken last should be a small one: the allreduce figure (one axes, 72 lines and a
+    # 72-entry legend) once came last and was drawn alone while the other core waited.
+    small, _ = plt.subplots(figsize=(3, 2))
+    small.axes[0].plot([0, 1], [0, 1], label="one")
+    small.axes[0].legend()
+    crowded, ax = plt.subplots(figsize=(3, 2))
+    for i in range(72):
+        ax.plot([0, 1], [i, i + 1], label=f"line {i}")
+    ax.legend()
+    panels, axes = plt.subplots(2, 2, figsize=(3, 2))
+    for a in axes.flat:
+        a.plot([0, 1], [0, 1])
+    figures = [("small", small), ("panels", panels), ("crowded", crowded)]
+    assert report._drawing_cost(crowded) > report._drawing_cost(panels) > report._drawing_cost(small)
+    drawing = report._FigureRenderer(figures, tmp_path)
+    assert [figures[i][0] for i in drawing.order] == ["crowded", "panels", "small"]
+    drawing.result()
+    plt.close("all")
