@@ -328,10 +328,11 @@ def write_report(
 @contextlib.contextmanager
 def _collector_paused():
     """Python's cyclic garbage collector off while a report is made, and as it was after. It
-    walks every live container each time enough have been made: a hundred cards' million parsed
-    entries and the figures' artists made it run a thousand times, a tenth of the report's CPU
-    time (in the reading processes too, which inherit the setting). What the report leaves in
-    cycles (figures, mostly, closed at the end) is a few megabytes, freed at the next collection."""
+    walks the containers made since it last ran, and now and then all of them: a hundred cards'
+    million parsed entries and the figures' artists made it run a thousand times, a tenth of the
+    report's CPU time (in the reading processes too, which inherit the setting). What the report
+    leaves in cycles (figures, mostly, closed at the end) is about ten megabytes at the peak (616
+    against 606 MB for 100 cards), freed at the next collection."""
     was = gc.isenabled()
     gc.disable()
     try:
