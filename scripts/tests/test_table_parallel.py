@@ -3,7 +3,7 @@
 import pandas as pd
 from synthetic import synthetic_stream_result, write
 
-from triaudit import table
+from triaudit import reading, table
 
 
 def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypatch):
@@ -12,9 +12,9 @@ def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypat
             tmp_path / f"card-{i % 3}" / f"2026010{1 + i // 10}T000000Z-h{i}" / "synthetic_stream.json",
             synthetic_stream_result(f"Synthetic Card {i % 3}", hbm_gbps=1000 + i, sizes=(2**20,), reps=3),
         )
-    monkeypatch.setattr(table, "PARALLEL_FILES", 10)
+    monkeypatch.setattr(reading, "PARALLEL_FILES", 10)
     fast = table.load_table([tmp_path])
-    monkeypatch.setattr(table, "PARALLEL_FILES", 10**9)
+    monkeypatch.setattr(reading, "PARALLEL_FILES", 10**9)
     slow = table.load_table([tmp_path])
     pd.testing.assert_frame_equal(fast, slow)
     assert len(fast.attrs["contexts"]) == 30 and len(fast.attrs["runs"]) == 30
@@ -41,7 +41,7 @@ def test_a_bad_file_among_many_is_named_when_read_in_parallel(tmp_path, monkeypa
         )
     bad = tmp_path / "r" / "h5" / "broken_synthetic.json"
     bad.write_text('{"benchmarks": [')
-    monkeypatch.setattr(table, "PARALLEL_FILES", 4)
+    monkeypatch.setattr(reading, "PARALLEL_FILES", 4)
     assert cli.main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "rep")]) == 2
     assert "broken_synthetic.json: not valid JSON" in capsys.readouterr().err
 
@@ -55,3 +55,39 @@ def test_columns_derived_from_case_names_keep_missing_values_missing():
 
     cases = pd.Series(pd.Categorical(["b", "a", "c", "a"]))
     assert list(pd.Series(_derived(cases.cat, [None, "x", "y"])).astype(object).fillna("-")) == ["x", "-", "y", "-"]
+
+
+def test_reading_starts_without_pandas():
+    # `report` starts the reading processes before it loads pandas (they parse while it loads):
+    # what they run must not need it.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import sys\nfrom triaudit import reading\nprint(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
+    )
+    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_reading_under_way_is_stopped_when_the_report_cannot_be_written(tmp_path, monkeypatch, capsys):
+    import multiprocessing
+
+    from triaudit import cli
+
+    for i in range(12):
+        write(
+            tmp_path / "r" / f"h{i}" / "synthetic_stream.json",
+            synthetic_stream_result("Synthetic Card", 1000, sizes=(2**20,)),
+        )
+    (tmp_path / "out").write_text("a file where the report's folder would go")
+    monkeypatch.setattr(reading, "PARALLEL_FILES", 4)
+    assert cli.main(["report", str(tmp_path / "r"), "--out", str(tmp_path / "out")]) == 2
+    assert "exists and is not a folder" in capsys.readouterr().err
+    assert multiprocessing.active_children() == []  # the reading processes are gone

@@ -64,31 +64,47 @@ def cmd_run(a) -> int:
 
 
 def cmd_report(a) -> int:
-    from . import report
-    from .cost_report import PricesError, load_prices
+    from . import reading as R
 
-    report.keep_freed_memory()
-    try:
-        prices = None
+    R.keep_freed_memory()
+    with R.collector_paused():  # the reading processes inherit it
+        prices, prices_error = None, ()
         if a.prices is not None:  # read before anything is written: a bad file writes no report
-            prices = load_prices(a.prices)
-        written = report.write_report(
-            a.paths or [a.results],
-            a.out,
-            a.include_incomplete,
-            all_runs=a.all_runs,
-            prices=prices,
-            notes=tuple(a.note or ()),
-        )
-    except LoadError as exc:
-        print(f"triaudit report: {exc}", file=sys.stderr)
-        return 2
-    except report.ReportError as exc:
-        print(f"triaudit report: {exc}", file=sys.stderr)
-        return 2
-    except PricesError as exc:  # the prices file, named, and what is wrong in it
-        print(f"triaudit report: --prices {exc}", file=sys.stderr)
-        return 2
+            from .cost_report import PricesError, load_prices
+
+            prices_error = PricesError
+            try:
+                prices = load_prices(a.prices)
+            except PricesError as exc:  # the prices file, named, and what is wrong in it
+                print(f"triaudit report: --prices {exc}", file=sys.stderr)
+                return 2
+        try:
+            # The files are read from now on, while the rest of the report (pandas) is loaded.
+            files = R.Reading.start(a.paths or [a.results])
+        except LoadError as exc:
+            print(f"triaudit report: {exc}", file=sys.stderr)
+            return 2
+        try:
+            from . import report
+
+            try:
+                written = report.write_report(
+                    a.paths or [a.results],
+                    a.out,
+                    a.include_incomplete,
+                    all_runs=a.all_runs,
+                    prices=prices,
+                    notes=tuple(a.note or ()),
+                    reading=files,
+                )
+            except prices_error as exc:
+                print(f"triaudit report: --prices {exc}", file=sys.stderr)
+                return 2
+            except (LoadError, report.ReportError) as exc:
+                print(f"triaudit report: {exc}", file=sys.stderr)
+                return 2
+        finally:
+            files.close()
     for p in written:
         say(f"wrote {p}")
     if _ENTRY:
@@ -98,7 +114,7 @@ def cmd_report(a) -> int:
 
 def cmd_compare(a) -> int:
     from . import compare as C
-    from .table import scan_paths
+    from .reading import scan_paths
 
     try:
         if not 0 <= a.max_untested_change:

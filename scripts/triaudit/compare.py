@@ -27,8 +27,8 @@ import pandas as pd
 from . import stats
 from .counters import judged_counter
 from .gbench import load_result
+from .reading import scan_paths
 from .runs import gpu_identity, read_run
-from .table import scan_paths
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
 

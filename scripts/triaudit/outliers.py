@@ -23,8 +23,9 @@ import pandas as pd
 from .counters import DISPLAY
 from .fleet_status import read_statuses
 from .frames import PRIMARY_METRICS
+from .reading import expand_paths
 from .runs import RunInfo, gpu_identity, read_run
-from .table import expand_paths, load_table, plain
+from .table import load_table, plain
 
 MIN_GPUS = 4
 MAD_K = 3.0

@@ -10,7 +10,7 @@ from pathlib import Path
 def cmd_outliers(a) -> int:
     from . import outliers as O
     from .gbench import LoadError
-    from .table import expand_paths
+    from .reading import expand_paths
 
     try:
         j = O.find_outliers(a.results, a.threshold, a.cases)

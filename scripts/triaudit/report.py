@@ -11,9 +11,7 @@ An empty report says why it is empty and what it will hold. Never writes over an
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime as _dt
-import gc
 import html
 import io
 import os
@@ -25,8 +23,9 @@ import pandas as pd
 from . import __version__, corners, tidy_csv
 from . import runs as R
 from .frames import unknown_cards
+from .reading import Reading, collector_paused, scan_paths
 from .runner import git_commit
-from .table import BASE_COLUMNS, ROW_COLUMNS, Shared, load_table, scan_paths
+from .table import BASE_COLUMNS, ROW_COLUMNS, Shared, load_table
 
 WHAT_IT_HOLDS = (
     "When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
@@ -38,24 +37,6 @@ WHAT_IT_HOLDS = (
 
 class ReportError(ValueError):
     pass
-
-
-def keep_freed_memory() -> None:
-    """glibc: serve allocations up to 32 MB from the heap and keep what is freed, for the rest of
-    this process. A large report makes and drops arrays of tens of megabytes (a column of a million
-    rows) hundreds of times; by default each is a fresh mmap, touched page by page: about a million
-    page faults, a sixth of a 100-card report's time. Elsewhere (no glibc), nothing changes."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
-    mallopt(m_mmap_threshold, 32 << 20)  # glibc's largest: bigger blocks are still mapped (and unmapped)
-    mallopt(m_trim_threshold, 1 << 30)
 
 
 def _md_table(t: pd.DataFrame) -> str:
@@ -241,9 +222,16 @@ def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, incl
     ]
 
 
-def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool = False, notes: tuple = ()):
-    files, skipped = scan_paths(paths)
-    all_rows = load_table(files)
+def _frame(
+    paths: list[Path],
+    include_incomplete: bool = False,
+    all_runs: bool = False,
+    notes: tuple = (),
+    reading: Reading | None = None,
+):
+    reading = Reading.start(paths) if reading is None else reading
+    files = reading.files
+    all_rows = load_table(paths, reading)  # its notes: what the scan skipped, then each file's
     df = all_rows
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     header = [
@@ -252,7 +240,7 @@ def _frame(paths: list[Path], include_incomplete: bool = False, all_runs: bool =
         f"Made {now} by triaudit {__version__}, commit {git_commit()}.",
     ]
     header += list(notes)  # from the caller, e.g. main.sh: "this machine has no usable GPU"
-    header += list(skipped) + list(all_rows.attrs.get("notes", ()))
+    header += list(all_rows.attrs.get("notes", ()))
     if not df.empty:
         partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"].unique()))
         if partial:
@@ -320,35 +308,21 @@ def write_report(
     all_runs: bool = False,
     prices=None,
     notes: tuple = (),
+    reading: Reading | None = None,
 ) -> list[Path]:
-    with _collector_paused():
-        return _write_report(paths, out, include_incomplete, all_runs, prices, notes)
+    """The report of the result files under `paths`, in `out`; `reading`: the reading of those
+    files already under way (Reading.start(paths), as the command line starts it)."""
+    with collector_paused():
+        return _write_report(paths, out, include_incomplete, all_runs, prices, notes, reading)
 
 
-@contextlib.contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off while a report is made, and as it was after. It
-    walks the containers made since it last ran, and now and then all of them: a hundred cards'
-    million parsed entries and the figures' artists made it run a thousand times, a tenth of the
-    report's CPU time (in the reading processes too, which inherit the setting). What the report
-    leaves in cycles (figures, mostly, closed at the end) is about ten megabytes at the peak (616
-    against 606 MB for 100 cards), freed at the next collection."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _write_report(paths, out, include_incomplete, all_runs, prices, notes) -> list[Path]:
-    files, _ = scan_paths(paths)
+def _write_report(paths, out, include_incomplete, all_runs, prices, notes, reading) -> list[Path]:
+    files = reading.files if reading is not None else scan_paths(paths)[0]
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ReportError(f"--out {out}: exists and is not a folder (the report is a folder of files)")
     inputs = {f.resolve() for f in files}
-    df, header = _frame(paths, include_incomplete, all_runs, notes)
+    df, header = _frame(paths, include_incomplete, all_runs, notes, reading)
     if (out / "tidy.csv").resolve() in inputs:
         raise ReportError(f"refusing to write {out / 'tidy.csv'}: it is one of the inputs")
     try:

@@ -333,8 +333,8 @@ def collect(
 ) -> int:
     from . import outliers as O
     from .gbench import LoadError
+    from .reading import expand_paths
     from .report import ReportError, write_report
-    from .table import expand_paths
 
     if not job_id.isdigit():
         raise SlurmError(f"job id {job_id!r}: expected a number (what `slurm submit` printed)")

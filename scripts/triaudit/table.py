@@ -13,9 +13,7 @@ over 100 cards x the whole catalogue stays in seconds.
 
 from __future__ import annotations
 
-import errno
 import math
-import os
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -23,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .columns import METRIC_COLS, TEXT_COLS, file_columns
-from .gbench import LoadError, read_json
+from .columns import METRIC_COLS, TEXT_COLS
+from .reading import Reading
 from .runs import gpu_identity, read_run
 
 BASE_COLUMNS = [
@@ -89,70 +87,10 @@ def name_parts(case: str) -> tuple[str, str, str, dict[str, str]]:
     return corner, op, variant, dict(args)
 
 
-def _why_unreadable(p: Path) -> str:
-    try:
-        os.stat(p)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            return "a symbolic link loop"
-        if e.errno == errno.ENOENT and p.is_symlink():
-            return f"a dangling symbolic link (to {os.readlink(p)})"
-        return e.strerror or str(e)
-    return "not a regular file"
-
-
-def scan_paths(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
-    """(result files, notes on what was skipped). Files as given; folders searched recursively for
-    *.json (manifests and hidden folders excluded). Inside a folder, a dangling or looping symbolic
-    link is skipped and noted; a path given by name that cannot be read is refused (LoadError)."""
-    out: list[Path] = []
-    skipped: list[str] = []
-    seen: set[Path] = set()
-
-    def add(f: Path) -> None:
-        key = f.resolve()
-        if key not in seen:  # the same file named twice (a folder and a file in it) is read once
-            seen.add(key)
-            out.append(f)
-
-    for p in map(Path, paths):
-        if p.is_dir():
-            try:
-                found = sorted(p.rglob("*.json"))
-            except OSError as e:
-                raise LoadError(f"{p}: cannot be searched: {e.strerror or e}") from e
-            for f in found:
-                rel = f.relative_to(p)
-                if f.name == "manifest.json" or any(part.startswith(".") for part in rel.parts):
-                    continue
-                if f.is_file():
-                    add(f)
-                elif f.is_symlink():
-                    skipped.append(f"{f}: {_why_unreadable(f)}, skipped")
-        elif p.is_file():
-            add(p)
-        elif p.is_symlink():
-            raise LoadError(f"{p}: {_why_unreadable(p)}")
-        else:
-            raise LoadError(f"{p}: no such file or directory")
-    return out, skipped
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given; directories searched recursively for *.json (manifests excluded)."""
-    return scan_paths(paths)[0]
-
-
 _METRIC_COLS = METRIC_COLS
 # The columns that differ between the rows of one case in one file (one row per counter); every
 # other column (card, run, the name's parts) is the case's and the file's (tidy_csv relies on it).
 ROW_COLUMNS = _METRIC_COLS
-
-
-def _load_one(path: Path) -> tuple[Path, dict, list[str], list[str], dict]:
-    """One file -> (path, context, notes, cases, columns): what the table keeps of it, compact (the
-    text columns encoded, the numbers in typed arrays) for the trip from a worker process."""
-    return (path, *file_columns(read_json(path), path, encoded=True))
 
 
 class _TextColumn:
@@ -200,33 +138,16 @@ def _derived(cases, per_case: list) -> pd.Categorical:
     return _recode(cases.codes.to_numpy(), per_case)
 
 
-# Parsing is CPU-bound Python: past this many files (a fleet, a hundred cards) the files are read
-# by one process per core (forked; the columns come back compact). Below it, the start-up is not worth it.
-PARALLEL_FILES = 24
-
-
-def _load_all(files: list[Path]):
-    """_load_one per file, in order, as they are read (never all held at once)."""
-    workers = min(os.cpu_count() or 1, 8)
-    import multiprocessing
-
-    if len(files) < PARALLEL_FILES or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from map(_load_one, files)
-        return
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        # Small chunks: the first files come back at once, and no core idles at the end.
-        yield from pool.map(_load_one, files, chunksize=max(1, min(4, len(files) // (4 * workers))))
-
-
-def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """Loads every result file under `paths` into one tidy DataFrame.
+def load_table(paths: Iterable[str | Path], reading: Reading | None = None) -> pd.DataFrame:
+    """Loads every result file under `paths` into one tidy DataFrame; `reading`, when given, is
+    the reading of those files already under way (Reading.start(paths)).
 
     df.attrs["contexts"] maps each file to its JSON context (L2 size, peak bandwidth, ...),
     df.attrs["runs"] each run folder to its RunInfo, df.attrs["notes"] says what was skipped.
     """
-    files, notes = scan_paths(paths)
+    if reading is None:
+        reading = Reading.start(paths)
+    notes = list(reading.notes)
     contexts = Shared()
     runs = Shared()
     # Read file by file, keeping only the compact columns (the parsed runs of 100 cards would
@@ -240,7 +161,7 @@ def load_table(paths: Iterable[str | Path]) -> pd.DataFrame:
     numbers: dict[str, list] = {c: [] for c in _METRIC_COLS if c not in TEXT_COLS}
     takes: list = []
     n_cases = 0
-    for path, context, file_notes, case_names, cols in _load_all(files):
+    for path, context, file_notes, case_names, cols in reading:
         f = str(path)
         contexts[f] = context
         notes.extend(file_notes)
