@@ -1,5 +1,4 @@
 import json
-import os
 import stat
 import sys
 from pathlib import Path
@@ -186,7 +185,7 @@ def test_a_spent_budget_stops_the_run_and_keeps_what_was_measured(tmp_path, monk
 def test_run_and_doctor_need_no_third_party_package(tmp_path):
     # The GPU check runs them with whatever python3 the GPU machine has: pandas and matplotlib
     # are only for report, compare, history and plan.
-    import subprocess
+    from fresh_python import fresh_python
 
     code = (
         "import sys\n"
@@ -196,11 +195,5 @@ def test_run_and_doctor_need_no_third_party_package(tmp_path):
         "cli.build_parser().parse_args(['run', '--budget-s', '60'])\n"
         "print('ok')\n"
     )
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
-    )
+    p = fresh_python("-c", code)
     assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr

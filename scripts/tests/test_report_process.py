@@ -5,11 +5,9 @@ everything it printed delivered."""
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
-import sys
 from pathlib import Path
 
+from fresh_python import fresh_python
 from synthetic import synthetic_corners_result, write
 
 from triaudit import corners, report
@@ -50,13 +48,7 @@ def test_the_command_leaves_with_its_output_delivered(tmp_path):
     # The command line ends the process as soon as the report is written (os._exit): what it
     # printed must still arrive, through a pipe (block-buffered) as on a terminal.
     results = _results(tmp_path)
-    p = subprocess.run(
-        [sys.executable, "-m", "triaudit.cli", "report", str(results), "--out", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
-    )
+    p = fresh_python("-m", "triaudit.cli", "report", str(results), "--out", str(tmp_path / "out"), timeout=300)
     assert p.returncode == 0, p.stderr
     wrote = [line.split(" ", 1)[1] for line in p.stdout.splitlines() if line.startswith("wrote ")]
     assert Path(wrote[0]).name == "report.md" and Path(wrote[-1]).name == "tidy.csv"

@@ -2,9 +2,7 @@
 finding the build folder."""
 
 import io
-import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
@@ -73,19 +71,13 @@ def test_the_live_bar_only_on_an_interactive_terminal():
 
 
 def test_rich_is_not_imported_by_run_on_a_pipe(tmp_path):
-    import subprocess
+    from fresh_python import fresh_python
 
     code = (
         "import sys\nsys.modules['rich'] = None\nfrom triaudit import progress\n"
         "p = progress.choose(stream=sys.stdout)\nprint(type(p).__name__)\n"
     )
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
-    )
+    p = fresh_python("-c", code)
     assert p.returncode == 0 and p.stdout.strip() == "PlainProgress", p.stderr
 
 

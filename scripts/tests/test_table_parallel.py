@@ -60,19 +60,10 @@ def test_columns_derived_from_case_names_keep_missing_values_missing():
 def test_reading_starts_without_pandas():
     # `report` starts the reading processes before it loads pandas (they parse while it loads):
     # what they run must not need it.
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from fresh_python import fresh_python
 
     code = "import sys\nfrom triaudit import reading\nprint(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1])),
-    )
+    p = fresh_python("-c", code)
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
 
 
