@@ -54,3 +54,20 @@ def test_the_command_leaves_with_its_output_delivered(tmp_path):
     assert Path(wrote[0]).name == "report.md" and Path(wrote[-1]).name == "tidy.csv"
     assert all(Path(w).is_file() for w in wrote)
     assert (tmp_path / "out" / "report.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
+
+
+def test_the_command_leaves_before_the_collector_runs_again(tmp_path):
+    # Turned back on at the end of a report, the collector's next pass walks every figure's
+    # artists (a tenth of a second on a large report): the command line leaves while it is off.
+    code = (
+        "import gc, sys\n"
+        "from triaudit import cli\n"
+        "leave = cli._leave\n"
+        "cli._leave = lambda code: (print('collector on' if gc.isenabled() else 'collector off'), leave(code))\n"
+        "cli._ENTRY = True\n"
+        "cli.main(sys.argv[1:])\n"
+        "print('not left')\n"
+    )
+    p = fresh_python("-c", code, "report", str(_results(tmp_path)), "--out", str(tmp_path / "out"), timeout=300)
+    assert p.returncode == 0 and "wrote" in p.stdout, p.stderr
+    assert p.stdout.strip().splitlines()[-1] == "collector off", p.stdout

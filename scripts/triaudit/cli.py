@@ -105,10 +105,10 @@ def cmd_report(a) -> int:
                 return 2
         finally:
             files.close()
-    for p in written:
-        say(f"wrote {p}")
-    if _ENTRY:
-        _leave(0)
+        for p in written:
+            say(f"wrote {p}")
+        if _ENTRY:  # before the collector is back: its first pass would walk every figure's artists
+            _leave(0)
     return 0
 
 
