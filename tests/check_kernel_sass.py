@@ -7,11 +7,14 @@
   CUDA-core levels contain none.
 - STREAM's vector copy and the SM copy of `triaudit_memcpy` have 4 16-byte loads in flight per thread (all issued before its 2nd store).
 - No hot kernel uses local memory (register spills): cuobjdump -res-usage reports LOCAL:0.
-- Levels 4-5: no instruction touches the wgmma accumulator registers inside the loop around the
-  MMAs (head to back-edge) nor up to the first `WARPGROUP.DEPBAR.LE gsb0, 0x0` after the last HGMMA. HGMMA has no scoreboard on its
-  output registers, so an epilogue that ptxas hoists above the final wait reads a D that misses
-  the last k-tile (it happened: level 5's F2FP conversions sat above the wait; the SASS of that
-  binary is kept in tests/data/ and `--self-test` proves the rule fails on it).
+- Levels 4-5: on every path through the control flow from an HGMMA to an instruction that touches
+  the wgmma accumulator registers there is a `WARPGROUP.DEPBAR.LE gsb0, 0x0`. HGMMA has no
+  scoreboard on its output registers, so an epilogue that ptxas hoists above the final wait reads
+  a D that misses the last k-tile (it happened: level 5's F2FP conversions sat above the wait; the
+  SASS of that binary is kept in tests/data/ and `--self-test` proves the rule fails on it, and on
+  synthetic edits: a write at the loop's top, a last k-tile sent to the partial wait).
+- Level 5: its launch register count covers the setmaxnreg split (1 warpgroup down to its
+  USETMAXREG.DEALLOC count, 2 up to the ALLOC count): fewer, and the increase spins forever.
 
 cuobjdump/nvdisasm come from the toolkit or from PyPI (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm,
 installed by scripts/test.sh). Without them the check exits 77 (CTest: skipped).
@@ -57,59 +60,151 @@ def kernels_of(text, pattern):
 
 HGMMA = re.compile(r"HGMMA\.64x(\d+)x\d+\.F32\S*\s+R(\d+),")
 REGISTER = re.compile(r"\bR(\d+)\b")
+PREDICATE = re.compile(r"\b(U?P[0-6])\b")
+FULL_WAIT = "WARPGROUP.DEPBAR.LE gsb0, 0x0"
+
+
+class Instruction:
+    """One SASS instruction: address, guard predicate (name, negated) or None, opcode, operands."""
+
+    def __init__(self, line):
+        m = re.search(r"/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;", line)
+        self.address = int(m.group(1), 16)
+        code = m.group(2).strip()
+        self.guard = None
+        g = re.match(r"@(!?)(U?P[0-6T])\s+(.*)", code)
+        if g:
+            code = g.group(3)
+            if g.group(2) != "PT":
+                self.guard = (g.group(2), g.group(1) == "!")
+            elif g.group(1) == "!":
+                self.guard = ("PT", True)  # never executes
+        self.code = code
+        self.opcode = code.split()[0] if code else ""
+        self.operands = code[len(self.opcode) :]
+
+    def registers(self):
+        """Registers read or written; a 64/128-bit operation covers the next ones too (conservative)."""
+        width = 4 if ".128" in self.opcode else 2 if ".64" in self.opcode else 1
+        return {r + w for r in map(int, REGISTER.findall(self.operands)) for w in range(width)}
+
+
+def instructions_of(body):
+    return [Instruction(line) for line in body.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/\s*\S", line)]
+
+
+def successors(code, i, facts):
+    """(next index, facts on that edge) for instruction i, dropping edges the known predicates rule out.
+    facts: frozenset of (predicate, value). A predicate an instruction mentions (other than in its
+    guard) may be rewritten by it: facts about it are forgotten."""
+    ins = code[i]
+    at = {c.address: j for j, c in enumerate(code)}
+    known = dict(facts)
+    mentioned = set(PREDICATE.findall(ins.operands))
+    after = frozenset((p, v) for p, v in facts if p not in mentioned)
+
+    def with_guard(value):  # the guard evaluates to `value` on this edge
+        if ins.guard is None:
+            return after if value else None
+        name, negated = ins.guard
+        if name == "PT":
+            return after if not value else None
+        want = value != negated  # the predicate's own value
+        if name in known and known[name] != want:
+            return None
+        return after | {(name, want)}
+
+    out = []
+    if ins.opcode.startswith("BRA"):
+        target = re.search(r"0x([0-9a-f]+)\s*$", ins.operands.strip())
+        two_conditions = bool(re.match(r"\s*!?U?P[0-6T]\s*,", ins.operands))  # BRA P0, 0x...: a second condition
+        taken = with_guard(True)
+        if target and taken is not None and int(target.group(1), 16) in at:
+            out.append((at[int(target.group(1), 16)], taken))
+        if ins.guard is not None or two_conditions:
+            fall = after if two_conditions else with_guard(False)
+            if fall is not None and i + 1 < len(code):
+                out.append((i + 1, fall))
+    elif ins.opcode in ("EXIT", "RET", "RET.REL", "RET.ABS", "KILL"):
+        fall = with_guard(False) if ins.guard is not None else None
+        if fall is not None and i + 1 < len(code):
+            out.append((i + 1, fall))
+    elif ins.opcode.startswith(("BRX", "JMX")):
+        out.append((-1, after))  # an indirect branch: cannot be followed
+    elif i + 1 < len(code):
+        out.append((i + 1, after))
+    return out
 
 
 def accumulator_hazards(name, body):
-    """Instructions that touch a wgmma accumulator register while MMAs may still be in flight:
-    from the head of the loop around the first HGMMA to the first full wait (DEPBAR.LE gsb0, 0x0)
-    after the last HGMMA, in program order. An m64nN F32 accumulator is N/2 consecutive registers from D's first."""
-    lines = body.splitlines()
-    mma = [(i, HGMMA.search(line)) for i, line in enumerate(lines)]
-    mma = [(i, m) for i, m in mma if m]
-    if not mma:
-        return []
+    """Instructions that touch a wgmma accumulator register while MMAs may still be in flight: every
+    path through the control flow from an HGMMA to an instruction that touches its accumulator must
+    pass a full wait (WARPGROUP.DEPBAR.LE gsb0, 0x0) first. HGMMA has no scoreboard on its output
+    registers. Paths are followed with what the branches taken say of their predicates (the last
+    k-tile takes the full wait inside the loop and the loop exits on the same predicate), so only
+    paths that can run are judged. An m64nN F32 accumulator is N/2 consecutive registers from D's first."""
+    code = instructions_of(body)
     acc = set()
-    for _, m in mma:
-        first = int(m.group(2))
-        acc.update(range(first, first + int(m.group(1)) // 2))
-    last = mma[-1][0]
-    end = next((i for i in range(last + 1, len(lines)) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in lines[i]), None)
-    if end is None:
-        return [f"{name}: no WARPGROUP.DEPBAR.LE gsb0, 0x0 after its last HGMMA: the epilogue never waits for the MMAs"]
+    for ins in code:
+        m = HGMMA.search(ins.opcode + ins.operands)
+        if m:
+            acc.update(range(int(m.group(2)), int(m.group(2)) + int(m.group(1)) // 2))
+    if not acc:
+        return []
+    if not any(FULL_WAIT in c.code for c in code):
+        return [f"{name}: no {FULL_WAIT} anywhere: the epilogue never waits for the MMAs"]
+    problems, reported = [], set()
+    start = [(i, frozenset()) for i, c in enumerate(code) if c.opcode.startswith("HGMMA")]
+    seen = set(start)
+    todo = list(start)
+    while todo:
+        i, facts = todo.pop()
+        for j, edge in successors(code, i, facts):
+            if j < 0:
+                problems.append(f"{name}: an indirect branch at {code[i].address:04x} while MMAs are in flight")
+                continue
+            ins = code[j]
+            runs = ins.guard is None or dict(edge).get(ins.guard[0], None) == (not ins.guard[1])
+            maybe_runs = ins.guard is None or dict(edge).get(ins.guard[0], not ins.guard[1]) == (not ins.guard[1])
+            if ins.guard == ("PT", True):
+                runs = maybe_runs = False
+            if FULL_WAIT in ins.code and runs:
+                continue  # every MMA before it is done on this path
+            if maybe_runs and not ins.opcode.startswith(("HGMMA", "WARPGROUP")):
+                touched = sorted(ins.registers() & acc)
+                if touched and j not in reported:
+                    reported.add(j)
+                    problems.append(
+                        f"{name}: {ins.code} at {ins.address:04x} touches accumulator R{touched[0]} on a path "
+                        f"from an HGMMA that passes no {FULL_WAIT}"
+                    )
+            if (j, edge) not in seen:
+                seen.add((j, edge))
+                todo.append((j, edge))
+    return problems
 
-    # The loop around the first MMA (its innermost back-edge: a branch after the first HGMMA to an
-    # address before it) is in the window from its head to its back-edge: the MMAs one iteration
-    # leaves in flight (wait_group 1) run on at the top of the next and after an in-loop wait that
-    # only the last k-tile takes. The window ends at the later of that back-edge and the first full
-    # wait after the last HGMMA.
-    def address(line):
-        m = re.search(r"/\*([0-9a-f]{4,})\*/", line)
-        return int(m.group(1), 16) if m else None
 
-    start, stop = mma[0][0], end
-    first_address = address(lines[start])
-    loop = None  # (head address, back-edge line)
-    for i in range(mma[0][0], len(lines)):
-        b = re.search(r"\bBRA\b.*?0x([0-9a-f]+)\s*;", lines[i])
-        if b and first_address is not None and int(b.group(1), 16) <= first_address:
-            if loop is None or int(b.group(1), 16) > loop[0]:
-                loop = (int(b.group(1), 16), i)
-    if loop is not None:
-        start = next((j for j, line in enumerate(lines) if address(line) == loop[0]), start)
-        stop = max(end, loop[1])
+def register_split(name, usage_body, sass_body, warpgroups):
+    """setmaxnreg moves registers between warpgroups inside the CTA's allocation: the launch register
+    count times the threads must cover what the warpgroups ask for, or the increase spins forever.
+    warpgroups: (deallocating, allocating) warpgroup counts of the kernel's source."""
+    reg = re.search(r"REG:(\d+)", usage_body)
+    dealloc = re.findall(r"USETMAXREG\.DEALLOC\S*\s+(0x[0-9a-f]+|\d+)", sass_body)
+    alloc = re.findall(r"USETMAXREG\.(?:TRY_)?ALLOC\S*\s+(?:U?P\d,\s*)?(0x[0-9a-f]+|\d+)", sass_body)
+    if not reg or not dealloc or not alloc:
+        return [f"{name}: no register count or no USETMAXREG pair to check"]
+    down, up = int(dealloc[0], 0), int(alloc[0], 0)
+    threads = 128 * (warpgroups[0] + warpgroups[1])
+    need = 128 * (warpgroups[0] * down + warpgroups[1] * up)
+    have = int(reg.group(1)) * threads
     problems = []
-    for i in range(start, stop):
-        line = lines[i]
-        if "HGMMA" in line or "WARPGROUP" in line:
-            continue
-        code = line.split("*/", 1)[-1].split(";", 1)[0]  # "/*addr*/ OPCODE operands ; /*encoding*/"
-        touched = sorted({int(r) for r in REGISTER.findall(code)} & acc)
-        if touched:
-            addr = re.search(r"/\*([0-9a-f]{4,})\*/", line)
-            problems.append(
-                f"{name}: {code.strip()} at {addr.group(1) if addr else '?'} touches accumulator "
-                f"R{touched[0]} while MMAs may be in flight (window: the MMA loop, then to the final DEPBAR gsb0, 0x0)"
-            )
+    if have < need:
+        problems.append(
+            f"{name}: launched with {reg.group(1)} registers per thread ({have} for the CTA), but its warpgroups "
+            f"ask for {warpgroups[0]} x 128 x {down} + {warpgroups[1]} x 128 x {up} = {need}: setmaxnreg would spin forever"
+        )
+    if have > 65536:
+        problems.append(f"{name}: {reg.group(1)} registers x {threads} threads exceed the SM's 65536: it cannot launch")
     return problems
 
 
@@ -122,6 +217,12 @@ def self_test(paths):
             print(f"FAIL: the accumulator rule does not flag {path}, the SASS of a binary with the hazard")
             sys.exit(1)
         print(f"the accumulator rule flags {len(found)} instructions in {os.path.basename(path)}, e.g.\n  {found[0]}")
+        # The register rule on the same level-5 code: 168 registers cover 1 x 40 + 2 x 232 per
+        # 128 threads exactly; 160 (what a later ptxas might choose) must be refused.
+        for name, body in kernels_of(text, r"l5_wgmma").items():
+            if register_split(name, "REG:168", body, (1, 2)) or not register_split(name, "REG:160", body, (1, 2)):
+                print(f"FAIL: the register rule misjudges {name} in {path}")
+                sys.exit(1)
 
 
 def main():
@@ -143,7 +244,8 @@ def main():
         if "Function" not in sass:
             print(f"SKIPPED: {lib} carries no {arch} machine code (built for other architectures)")
             sys.exit(77)
-        for name, body in kernels_of(usage, r"kernel").items():
+        usages = kernels_of(usage, r"kernel")
+        for name, body in usages.items():
             m = re.search(r"LOCAL:(\d+)", body)
             if m and int(m.group(1)) != 0:
                 failures.append(f"{name}: uses {m.group(1)} bytes of local memory (spills)")
@@ -177,6 +279,8 @@ def main():
                     failures.append(f"{name}: a CUDA-core level contains HMMA")
                 if pattern in hopper:
                     failures += accumulator_hazards(name, body)
+                if pattern == "l5_wgmma_warp_specialized_bf16_cu":
+                    failures += register_split(name, usages.get(name, ""), body, (1, 2))
         # STREAM: the vector copy issues the 4 loads of a grid-stride step before its second store
         # (the memory-level parallelism the unrolled loop is written for; the scheduler may slot
         # the first store in early).

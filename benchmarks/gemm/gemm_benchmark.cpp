@@ -12,7 +12,8 @@
 // Every figure is timed through the same path (measure.hpp): a warm-up of the case's own GEMMs,
 // then held regions of GEMMs on rotated operand sets (>= 3x L2). Counters: flops (ops for INT8:
 // 2*M*N*K per GEMM, a rate), arithmetic_intensity (FLOPs / minimum bytes), algo_id, m, n, k.
-// D is checked against an FP64 reference at 1026 sampled elements before any number is reported;
+// D is checked against an FP64 reference (gemm_bound.hpp: every 64 x 64 block and 1020 elements at random),
+// D poisoned before each checked launch, before and after timing;
 // inputs are random in [-1, 1]. A shape whose GEMM would run longer than --max-op-seconds (or
 // than a display watchdog allows) is skipped with the estimate, before it is launched.
 #include <benchmark/benchmark.h>
@@ -175,17 +176,16 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
     LtGemm& gemm = *cache.gemm;
 
     // Verify before timing (and again after, below): a wrong fast number is never reported.
-    TRIAUDIT_CUDA(cudaMemsetAsync(buf->d(0), 0xFF,
-                                  s.m * s.n * static_cast<std::uint64_t>(kernels::elem_bytes(t.cd_elem)), stream));
-    gemm.run(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream);
-    const double tol = precision_info(p).tolerance;
-    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError(c.describe());
+    const GemmBound& bound = precision_info(p).bound;
+    const auto once = [&] { gemm.run(buf->a(0), buf->b(0), buf->d(0), ws.data(), stream); };
+    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
+      throw VerificationError(c.describe());
 
     const DeviceWork work = gemm_work(
         stream, s, [&](int i) { gemm.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); }, buf->sets(),
         std::make_shared<int>(0));
     const LoopResult r = measure_device(state, work);
-    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok())
+    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
       throw VerificationError("after timing: " + c.describe());
 
     set_counters(state, p, s);
@@ -205,6 +205,11 @@ struct CeilingShape {
   std::unique_ptr<LtGemm> gemm;
 };
 
+// One GEMM of a ceiling shape on operand set 0, for launch_and_check.
+std::function<void()> ceiling_once(const CeilingShape& c, DeviceBuffer<unsigned char>& ws, Stream& stream) {
+  return [&c, &ws, &stream] { c.gemm->run(c.buf->a(0), c.buf->b(0), c.buf->d(0), ws.data(), stream); };
+}
+
 CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffer<unsigned char>& ws, Stream& stream) {
   const LtTypes t = lt_types(p);
   if (!precision_info(p).tn_only && p != GemmPrecision::BF16) shape.transa = false;
@@ -214,8 +219,8 @@ CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffe
   c.buf = make_buffers(t.ab_elem, t.cd_elem, shape, stream, ws.bytes());
   c.gemm = std::make_unique<LtGemm>(lt_handle(), p, shape, ws.bytes());
   c.gemm->autotune(*c.buf, ws.data(), stream, gemms_per_region(shape));
-  c.gemm->run(c.buf->a(0), c.buf->b(0), c.buf->d(0), ws.data(), stream);
-  if (const GemmCheck chk = check_gemm(*c.buf, 0, precision_info(p).tolerance, stream); !chk.ok())
+  if (const GemmCheck chk = launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, ws, stream), stream);
+      !chk.ok())
     throw VerificationError("m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) +
                             " k:" + std::to_string(shape.k) + ": " + chk.describe());
   return c;
@@ -271,7 +276,9 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
         stream, c.shape, [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), kept_ws->data(), stream); },
         c.buf->sets(), std::make_shared<int>(0));
     best_loop = measure_device(state, work);
-    if (const GemmCheck chk = check_gemm(*c.buf, 0, precision_info(p).tolerance, stream); !chk.ok())
+    if (const GemmCheck chk =
+            launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, *kept_ws, stream), stream);
+        !chk.ok())
       throw VerificationError("after timing: " + chk.describe());
     set_counters(state, p, c.shape);
     state.counters["best_m"] = static_cast<double>(c.shape.m);
@@ -296,7 +303,8 @@ void ceiling_sustained_case(benchmark::State& state, GemmPrecision p) {
         stream, c.shape, [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), ws.data(), stream); },
         c.buf->sets(), std::make_shared<int>(0));
     const LoopResult r = measure_device_sustained(state, work, g_opt.sustained_s);
-    if (const GemmCheck chk = check_gemm(*c.buf, 0, precision_info(p).tolerance, stream); !chk.ok())
+    if (const GemmCheck chk = launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, ws, stream), stream);
+        !chk.ok())
       throw VerificationError("after the window: " + chk.describe());
     set_counters(state, p, c.shape);
     report_sustained(state, r);
@@ -311,6 +319,7 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     const kernels::LadderLevel& info = kernels::ladder_levels(&count)[level];
     if (const std::string why = kernels::ladder_unsupported(level, s.m, s.n, s.k, device_cc()); !why.empty())
       throw SkipCase(why);
+    if (const std::string why = kernels::ladder_launch_check(level); !why.empty()) throw Error(why);
     const GemmPrecision p = info.bf16 ? GemmPrecision::BF16 : GemmPrecision::FP32;
     const LtTypes t = lt_types(p);
     const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
@@ -320,11 +329,10 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     require_short_enough(estimate_gemm_seconds(p, s) * (level <= 1 ? 100.0 : 10.0),
                          "level " + std::to_string(level) + " at this shape");
     auto buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
-    const double tol = precision_info(p).tolerance;
-
-    kernels::ladder_gemm(level, buf->a(0), buf->b(0), buf->d(0), s.m, s.n, s.k, stream);
-    TRIAUDIT_CUDA_LAUNCH();
-    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok()) throw VerificationError(c.describe());
+    const GemmBound& bound = precision_info(p).bound;
+    const auto once = [&] { kernels::ladder_gemm(level, buf->a(0), buf->b(0), buf->d(0), s.m, s.n, s.k, stream); };
+    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
+      throw VerificationError(c.describe());
 
     // cuBLASLt on the same shape and buffers, timed the same way: the yardstick.
     DeviceBuffer<unsigned char> ws(ws_bytes);
@@ -344,11 +352,9 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
       state.SetIterationTime(r.seconds_per_op);
     }
     TRIAUDIT_CUDA_LAUNCH();
-    // The timed loop wrote D with the ladder and cuBLASLt alternately: check the ladder's output
-    // once more on set 0.
-    kernels::ladder_gemm(level, buf->a(0), buf->b(0), buf->d(0), s.m, s.n, s.k, stream);
-    TRIAUDIT_CUDA_LAUNCH();
-    if (const GemmCheck c = check_gemm(*buf, 0, tol, stream); !c.ok())
+    // The timed loop wrote D with the ladder and cuBLASLt alternately: poisoned first, so what is
+    // checked is what the ladder wrote now, not cuBLASLt's correct result.
+    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
       throw VerificationError("after timing: " + c.describe());
     set_counters(state, p, s);
     state.counters["ratio_to_cublas"] = r_ref.seconds_per_op / r.seconds_per_op;

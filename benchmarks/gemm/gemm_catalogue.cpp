@@ -8,22 +8,28 @@
 namespace triaudit {
 
 const std::vector<PrecisionInfo>& gemm_precisions() {
-  // Tolerances: the normwise error bound scale. FP32 accumulates in FP32 (K*u ~ 1e-3 worst
-  // case at K=16384 but ~1e-6 typical); TF32 rounds inputs to 10 mantissa bits (~1e-3);
-  // FP16/BF16 round the output (BF16 u = 2^-9); FP16 accumulation grows with K; FP8 outputs
-  // BF16 from exactly representable inputs; INT8 is exact.
+  // Bounds {eps_out, eps_acc} (gemm_bound.hpp), powers of two. eps_out: twice the output's
+  // largest relative half-ulp (FP32 2^-24, FP16 2^-11, BF16 2^-8; FP8 writes BF16); TF32 also
+  // carries the bias of its inputs' truncation to 10 mantissa bits (a product shrinks by < 2^-9).
+  // eps_acc: the accumulator. FP32 accumulation (FP32, FP16, BF16, the ladder) 2^-16, far above
+  // its ~1e-7 per step and far below what one missing k-tile costs; TF32 2^-13 for the random part
+  // of its input rounding; FP8 accumulates in ~14 bits between cuBLASLt's promotions to FP32:
+  // 2^-11 (a promotion period longer than the 128 modelled still passes), 2^-9 without them (fast
+  // accumulation); FP16 accumulation 2^-11. tests/cpu/test_gemm_bound.cpp simulates each at
+  // K = 1024..16384: every correct result is inside half its bound, and one dropped k-tile of 64
+  // fails so many samples that the device check cannot miss it.
   static const std::vector<PrecisionInfo> p = {
-      {GemmPrecision::FP64, "fp64", 8, 8, 80, false, 1e-12, "flops"},
-      {GemmPrecision::FP32, "fp32", 4, 4, 80, false, 1e-5, "flops"},
-      {GemmPrecision::TF32, "tf32", 4, 4, 80, false, 4e-3, "flops"},
-      {GemmPrecision::FP16, "fp16", 2, 2, 80, false, 1e-2, "flops"},
-      {GemmPrecision::FP16Acc16, "fp16acc16", 2, 2, 80, false, 5e-2, "flops"},
-      {GemmPrecision::BF16, "bf16", 2, 2, 80, false, 1e-2, "flops"},
-      {GemmPrecision::FP8, "fp8e4m3", 1, 2, 89, true, 2e-2, "flops"},
+      {GemmPrecision::FP64, "fp64", 8, 8, 80, false, {0x1p-50, 0x1p-44}, "flops"},
+      {GemmPrecision::FP32, "fp32", 4, 4, 80, false, {0x1p-21, 0x1p-16}, "flops"},
+      {GemmPrecision::TF32, "tf32", 4, 4, 80, false, {0x1p-9, 0x1p-13}, "flops"},
+      {GemmPrecision::FP16, "fp16", 2, 2, 80, false, {0x1p-10, 0x1p-16}, "flops"},
+      {GemmPrecision::FP16Acc16, "fp16acc16", 2, 2, 80, false, {0x1p-9, 0x1p-11}, "flops"},
+      {GemmPrecision::BF16, "bf16", 2, 2, 80, false, {0x1p-7, 0x1p-16}, "flops"},
+      {GemmPrecision::FP8, "fp8e4m3", 1, 2, 89, true, {0x1p-7, 0x1p-11}, "flops"},
       // cuBLASLt's FP8 fast accumulation: partial sums are not periodically promoted to full FP32
       // (faster on Hopper, less accurate for long K); measured beside the default, never instead.
-      {GemmPrecision::FP8FastAccum, "fp8e4m3fast", 1, 2, 89, true, 3e-2, "flops"},
-      {GemmPrecision::INT8, "int8", 1, 4, 75, true, 0.0, "ops"},
+      {GemmPrecision::FP8FastAccum, "fp8e4m3fast", 1, 2, 89, true, {0x1p-7, 0x1p-9}, "flops"},
+      {GemmPrecision::INT8, "int8", 1, 4, 75, true, {0, 0}, "ops"},
   };
   return p;
 }

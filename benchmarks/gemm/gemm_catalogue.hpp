@@ -1,10 +1,12 @@
 // The compute corner's catalogue as plain data: precisions with their storage types, support
-// rules per compute capability and verification tolerances; the shape lists; FLOP and byte
+// rules per compute capability and verification bounds; the shape lists; FLOP and byte
 // counts. Pure host code, unit-tested.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "gemm_bound.hpp"
 
 namespace triaudit {
 
@@ -16,7 +18,7 @@ struct PrecisionInfo {
   int a_bytes, c_bytes;  // bytes per element of A/B and of C/D
   int min_cc;            // compute capability x10 required (e.g. 89)
   bool tn_only;          // cuBLASLt requires A transposed (FP8, INT8)
-  double tolerance;      // max |D - ref| / sum_k |a_ik b_kj|; 0 = exact
+  GemmBound bound;       // the acceptance rule of each element (gemm_bound.hpp); exact for INT8
   const char* counter;   // "flops" or "ops" (INT8)
 };
 

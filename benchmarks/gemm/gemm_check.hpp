@@ -1,11 +1,13 @@
 // Operand buffers for one GEMM shape (several sets, rotated so small shapes are not timed out
-// of L2) and the check of D against an FP64 reference at sampled positions: the four corners,
-// the edges' ends and 1020 pseudo-random elements, each the full K-long dot product.
+// of L2) and the check of D against an FP64 reference at sampled positions (gemm_bound.hpp: the
+// corners, one element in every 64 x 64 block, 1020 more at random), each the full K-long dot
+// product, judged by the precision's bound.
 // Shared by triaudit_gemm and the device tests.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,13 +37,22 @@ struct GemmBuffers {
 
 struct GemmCheck {
   int samples = 0, wrong = 0;
-  double worst_error = 0;  // max |D - ref| / sum |a b|
+  double worst_error = 0;  // max |D - ref| / the error allowed there (> 1: outside the bound)
   std::string first_wrong;
   bool ok() const { return samples > 0 && wrong == 0; }
   std::string describe() const;
 };
 
-// Compares D of set `set` with the reference. tolerance 0 means exact (integers).
-GemmCheck check_gemm(const GemmBuffers& buf, int set, double tolerance, cudaStream_t stream);
+// Compares D of set `set` with the reference under `bound` (exact for integers).
+GemmCheck check_gemm(const GemmBuffers& buf, int set, const GemmBound& bound, cudaStream_t stream);
+
+// Fills D of set `set` with NaN (0xFF bytes; -1 for INT32), so a launch that writes nothing, or
+// misses a tile, cannot pass on what an earlier launch left.
+void poison_d(const GemmBuffers& buf, int set, cudaStream_t stream);
+
+// The checked launch every case uses, before and after timing: poison D(set), run `launch` once
+// (it must write D of `set`), check it.
+GemmCheck launch_and_check(const GemmBuffers& buf, int set, const GemmBound& bound, const std::function<void()>& launch,
+                           cudaStream_t stream);
 
 }  // namespace triaudit

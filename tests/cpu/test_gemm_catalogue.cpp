@@ -32,20 +32,26 @@ TEST(GemmCatalogue, PrecisionSupportPerComputeCapability) {
   EXPECT_FALSE(fp64_has_tensor_cores(120));
 }
 
-TEST(GemmCatalogue, TolerancesOrderedByPrecision) {
-  const auto& fp32 = precision_info(GemmPrecision::FP32);
-  const auto& tf32 = precision_info(GemmPrecision::TF32);
-  const auto& bf16 = precision_info(GemmPrecision::BF16);
-  const auto& fp8 = precision_info(GemmPrecision::FP8);
-  EXPECT_LT(precision_info(GemmPrecision::FP64).tolerance, fp32.tolerance);
-  EXPECT_LT(fp32.tolerance, 1e-3);  // "far below 1e-3"
-  EXPECT_LT(fp32.tolerance, tf32.tolerance);
-  EXPECT_LE(tf32.tolerance, 1e-2);
-  EXPECT_LE(tf32.tolerance, bf16.tolerance);
-  EXPECT_LE(bf16.tolerance, fp8.tolerance);
-  EXPECT_EQ(precision_info(GemmPrecision::INT8).tolerance, 0.0);  // exact
+TEST(GemmCatalogue, BoundsOrderedByPrecision) {
+  const auto& fp32 = precision_info(GemmPrecision::FP32).bound;
+  const auto& tf32 = precision_info(GemmPrecision::TF32).bound;
+  const auto& bf16 = precision_info(GemmPrecision::BF16).bound;
+  const auto& fp16 = precision_info(GemmPrecision::FP16).bound;
+  const auto& fp8 = precision_info(GemmPrecision::FP8).bound;
+  EXPECT_LT(precision_info(GemmPrecision::FP64).bound.eps_acc, fp32.eps_acc);
+  // FP32 accumulation sets eps_acc, whatever the inputs (the rule's point): FP32, FP16, BF16 alike.
+  EXPECT_EQ(fp32.eps_acc, bf16.eps_acc);
+  EXPECT_EQ(fp16.eps_acc, bf16.eps_acc);
+  EXPECT_LE(bf16.eps_acc, 0x1p-16);
+  // The output's rounding sets eps_out: FP32 < FP16 < BF16.
+  EXPECT_LT(fp32.eps_out, fp16.eps_out);
+  EXPECT_LT(fp16.eps_out, bf16.eps_out);
+  EXPECT_LE(tf32.eps_acc, 0x1p-13);
+  EXPECT_LE(bf16.eps_out, fp8.eps_out);
+  EXPECT_TRUE(precision_info(GemmPrecision::INT8).bound.exact());
+  EXPECT_FALSE(bf16.exact());
   EXPECT_STREQ(precision_info(GemmPrecision::INT8).counter, "ops");
-  EXPECT_TRUE(fp8.tn_only);
+  EXPECT_TRUE(precision_info(GemmPrecision::FP8).tn_only);
   EXPECT_EQ(precision_by_name("bf16").precision, GemmPrecision::BF16);
   EXPECT_THROW(precision_by_name("fp4"), std::invalid_argument);
 }
@@ -88,7 +94,7 @@ TEST(GemmCatalogue, Fp8FastAccumulationIsItsOwnCase) {
   EXPECT_STREQ(fast.name, "fp8e4m3fast");
   EXPECT_EQ(fast.min_cc, fp8.min_cc);
   EXPECT_TRUE(fast.tn_only);
-  EXPECT_GE(fast.tolerance, fp8.tolerance);  // no periodic promotion: no tighter bound than plain FP8
+  EXPECT_GE(fast.bound.eps_acc, fp8.bound.eps_acc);  // no periodic promotion: no tighter bound than plain FP8
   EXPECT_EQ(&precision_by_name("fp8e4m3fast"), &fast);
 }
 

@@ -9,6 +9,9 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "../../common/device_clock.cuh"
 
@@ -114,6 +117,23 @@ inline bool make_kmajor_sw128_map(CUtensorMap* map, const void* ptr, int rows, i
          encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(ptr), dims, strides, box, elem,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The map of one operand, encoded once per (pointer, rows, k, box) and kept: a timed loop over
+// rotated operand sets reuses its maps instead of encoding two per launch. A map holds only the
+// address and the shape, so a buffer freed and allocated again at the same address with the same
+// shape gets a map that is still right. nullptr when the encode failed.
+inline const CUtensorMap* cached_kmajor_sw128_map(const void* ptr, int rows, int k, int box_rows) {
+  using Key = std::tuple<const void*, int, int, int>;
+  static std::mutex lock;
+  static std::map<Key, CUtensorMap> maps;
+  const std::lock_guard<std::mutex> hold(lock);
+  const Key key{ptr, rows, k, box_rows};
+  if (auto it = maps.find(key); it != maps.end()) return &it->second;
+  if (maps.size() >= 4096) maps.clear();  // a bound; rotations use at most a few hundred
+  CUtensorMap map{};
+  if (!make_kmajor_sw128_map(&map, ptr, rows, k, box_rows)) return nullptr;
+  return &maps.emplace(key, map).first->second;
 }
 
 }  // namespace triaudit::kernels::hopper

@@ -12,6 +12,7 @@
 #include <cuda_bf16.h>
 
 #include "ladder.cuh"
+#include "launch_once.hpp"
 
 namespace triaudit::kernels {
 namespace {
@@ -121,12 +122,14 @@ LadderLaunch shape(int m, int n) {
 
 template <int STAGES>
 void launch(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
-  // Set on every call (cheap): a process may use several devices. A failure surfaces as the
-  // launch error, which the caller checks. The carveout asks for the most shared memory the SM
-  // can give, so two 108 KiB blocks are resident at once (the default split may leave room for one).
-  (void)cudaFuncSetAttribute(mma_kernel<STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<STAGES>());
-  (void)cudaFuncSetAttribute(mma_kernel<STAGES>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                             cudaSharedmemCarveoutMaxShared);
+  // Once per device (a process may use several). A failure surfaces as the launch error, which
+  // the caller checks. The carveout asks for the most shared memory the SM can give, so two
+  // 108 KiB blocks are resident at once (the default split may leave room for one).
+  if (first_launch_on_this_device(reinterpret_cast<const void*>(&mma_kernel<STAGES>))) {
+    (void)cudaFuncSetAttribute(mma_kernel<STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes<STAGES>());
+    (void)cudaFuncSetAttribute(mma_kernel<STAGES>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               cudaSharedmemCarveoutMaxShared);
+  }
   const LadderLaunch l = shape<STAGES>(m, n);
   mma_kernel<STAGES><<<l.grid(), l.threads, l.smem_bytes, s>>>(static_cast<const __nv_bfloat16*>(a),
                                                                static_cast<const __nv_bfloat16*>(b),

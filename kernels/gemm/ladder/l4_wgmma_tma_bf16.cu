@@ -10,6 +10,7 @@
 
 #include "hopper.cuh"
 #include "ladder.cuh"
+#include "launch_once.hpp"
 
 namespace triaudit::kernels {
 namespace {
@@ -116,16 +117,17 @@ LadderLaunch gemm_l4_launch(int m, int n) {
 }
 
 void gemm_l4_wgmma_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
-  CUtensorMap map_a{}, map_b{};
-  if (!make_kmajor_sw128_map(&map_a, a, m, k, BM) || !make_kmajor_sw128_map(&map_b, b, n, k, BN)) {
-    // Surfaces as the launch error the caller checks.
-    wgmma_kernel<<<0, 0, 0, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
+  const CUtensorMap* map_a = cached_kmajor_sw128_map(a, m, k, BM);
+  const CUtensorMap* map_b = cached_kmajor_sw128_map(b, n, k, BN);
+  if (map_a == nullptr || map_b == nullptr) {
+    wgmma_kernel<<<0, 0, 0, s>>>(CUtensorMap{}, CUtensorMap{}, static_cast<__nv_bfloat16*>(d), m, n,
+                                 k);  // surfaces as the launch error the caller checks
     return;
   }
-  // Every call (cheap; the attribute is per device). A failure surfaces as the launch error.
-  (void)cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+  if (first_launch_on_this_device(reinterpret_cast<const void*>(&wgmma_kernel)))
+    (void)cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
   const LadderLaunch l = gemm_l4_launch(m, n);
-  wgmma_kernel<<<l.grid(), l.threads, l.smem_bytes, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
+  wgmma_kernel<<<l.grid(), l.threads, l.smem_bytes, s>>>(*map_a, *map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
 }
 
 }  // namespace triaudit::kernels

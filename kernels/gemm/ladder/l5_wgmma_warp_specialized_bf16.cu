@@ -15,9 +15,11 @@
 // sm_90a only (built with level 4 in its own library); needs K % 8 == 0 (TMA's 16-byte stride).
 // Written without a GPU at hand: verified against the FP64 reference before any timing.
 #include <cstdint>
+#include <string>
 
 #include "hopper.cuh"
 #include "ladder.cuh"
+#include "launch_once.hpp"
 #include "raster.hpp"
 
 namespace triaudit::kernels {
@@ -28,6 +30,15 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP_M = 16;
 constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2, STAGE_BYTES = A_BYTES + B_BYTES;  // 16 + 32 KiB
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + slack to align the tiles to 1 KiB (swizzle atom)
 constexpr int CONSUMERS = 2, THREADS = 128 * (1 + CONSUMERS);
+// setmaxnreg moves registers between the warpgroups inside what the CTA was launched with: the
+// producer gives back down to 40, the consumers take up to 232. The launch count ptxas chooses must
+// cover both (168 x 384 = 128 x 40 + 256 x 232): with fewer, the increase waits forever for
+// registers nobody frees. ladder_launch_check refuses such a build before it is launched, and
+// tests/check_kernel_sass.py checks the count at build time.
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+constexpr int LAUNCH_REGS = (128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS) / THREADS;
+static_assert(LAUNCH_REGS * THREADS == 128 * PRODUCER_REGS + 128 * CONSUMERS * CONSUMER_REGS,
+              "the register split must fill the CTA's allocation exactly");
 constexpr int EPI_LD =
     BM + 8;  // staged D column stride in elements: +16 B puts the 4 columns a store touches in distinct banks
 static_assert(BN * EPI_LD * 2 <= STAGES * STAGE_BYTES, "the staged D tile reuses the pipeline's shared memory");
@@ -87,7 +98,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   if (wg == 0) {
     // The producer needs few registers: hand them to the consumers (128 x 40 + 256 x 232 <= 64 Ki).
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(PRODUCER_REGS) : "memory");
     if (tid == 0)
       for (int kt = 0; kt < kt_count; ++kt) {
         const int s = kt % STAGES;
@@ -99,7 +110,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     return;
   }
 
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");  // 128 accumulators + addressing
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS)
+               : "memory");  // 128 accumulators + addressing
   const int c = wg - 1, t = tid - 128, warp = (tid / 32) % 4, lane = tid % 32;
   float acc[128];
 #pragma unroll
@@ -175,16 +187,38 @@ LadderLaunch gemm_l5_launch(int m, int n) {
   return l;
 }
 
+std::string gemm_l5_launch_check() {
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, ws_kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "level 5's kernel attributes could not be read (no sm_90a code for this device?)";
+  }
+  if (attr.numRegs < LAUNCH_REGS)
+    return "level 5 was built with " + std::to_string(attr.numRegs) + " registers per thread; its setmaxnreg split (" +
+           std::to_string(PRODUCER_REGS) + " / " + std::to_string(CONSUMER_REGS) + ") needs " +
+           std::to_string(LAUNCH_REGS) + ": it would wait forever, so it is not launched";
+  return "";
+}
+
 void gemm_l5_wgmma_ws_bf16(const void* a, const void* b, void* d, int m, int n, int k, cudaStream_t s) {
-  CUtensorMap map_a{}, map_b{};
-  if (!make_kmajor_sw128_map(&map_a, a, m, k, BM) || !make_kmajor_sw128_map(&map_b, b, n, k, BN)) {
-    ws_kernel<<<0, 0, 0, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);  // surfaces as the launch error
+  const CUtensorMap* map_a = cached_kmajor_sw128_map(a, m, k, BM);
+  const CUtensorMap* map_b = cached_kmajor_sw128_map(b, n, k, BN);
+  if (map_a == nullptr || map_b == nullptr) {
+    ws_kernel<<<0, 0, 0, s>>>(CUtensorMap{}, CUtensorMap{}, static_cast<__nv_bfloat16*>(d), m, n,
+                              k);  // surfaces as the launch error the caller checks
     return;
   }
-  // Every call (cheap; the attribute is per device). A failure surfaces as the launch error.
-  (void)cudaFuncSetAttribute(ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+  static bool registers_ok = true;  // the build's register count: the same on every device
+  if (first_launch_on_this_device(reinterpret_cast<const void*>(&ws_kernel))) {
+    registers_ok = gemm_l5_launch_check().empty();
+    (void)cudaFuncSetAttribute(ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+  }
+  if (!registers_ok) {  // never launch a kernel that would spin: an empty launch reports an error
+    ws_kernel<<<0, 0, 0, s>>>(*map_a, *map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
+    return;
+  }
   const LadderLaunch l = gemm_l5_launch(m, n);
-  ws_kernel<<<l.grid(), l.threads, l.smem_bytes, s>>>(map_a, map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
+  ws_kernel<<<l.grid(), l.threads, l.smem_bytes, s>>>(*map_a, *map_b, static_cast<__nv_bfloat16*>(d), m, n, k);
 }
 
 }  // namespace triaudit::kernels

@@ -42,6 +42,8 @@ std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std:
   return "";
 }
 
+std::string ladder_launch_check(int level) { return level == 5 ? gemm_l5_launch_check() : std::string(); }
+
 LadderLaunch ladder_launch(int level, int m, int n) {
   switch (level) {
     case 0:

@@ -25,6 +25,12 @@ const LadderLevel* ladder_levels(int* count);
 // otherwise the reason.
 std::string ladder_unsupported(int level, std::uint64_t m, std::uint64_t n, std::uint64_t k, int cc);
 
+// Empty string when the built kernel of `level` may be launched on the current device, otherwise
+// the reason (level 5: a register count below what its setmaxnreg split needs would hang it).
+// Needs a device; called before a level's first launch.
+std::string ladder_launch_check(int level);
+std::string gemm_l5_launch_check();  // sm_90a
+
 // How a level launches for an M x N output: one definition per level, used by its launcher, by
 // the shape rules (grid limits) and by the occupancy counter.
 struct LadderLaunch {
