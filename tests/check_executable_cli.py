@@ -5,6 +5,8 @@
    message, and JSON in which every case is skipped with that reason (never a number).
 2. Bad flags: exit code 2 and a message naming the flag.
 3. The catalogue (--benchmark_list_tests) is the same with and without a device, each name once.
+4. The result file: an existing --benchmark_out is refused unless --force, and written whole or
+   not at all.
 Valid on machines with and without a GPU.
 Usage: check_executable_cli.py EXECUTABLE FILTER [BAD_FLAG ...]
   FILTER: a --benchmark_filter regex selecting a few cases; BAD_FLAG: extra flags to refuse.
@@ -82,19 +84,48 @@ def main():
             fail(f"context lacks triaudit_schema_version / host: {ctx}")
         # CUDA_LAUNCH_BLOCKING=1 makes every held stream wait out its timeout: the hold is off, and said so.
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="", CUDA_LAUNCH_BLOCKING="1")
+        out2 = os.path.join(tmp, "latch.json")
         r = subprocess.run(
-            [exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={out}", "--benchmark_out_format=json"],
+            [exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={out2}", "--benchmark_out_format=json"],
             env=env,
             capture_output=True,
             text=True,
             timeout=120,
         )
-        with open(out) as f:
+        with open(out2) as f:
             latch = json.load(f)["context"].get("stream_latch", "")
         if not latch.startswith("off (CUDA_LAUNCH_BLOCKING"):
             fail(f"with CUDA_LAUNCH_BLOCKING=1 the context says stream_latch={latch!r}")
 
+        # 4. The result file: an existing one is refused (and left as it was) unless --force; the
+        # file appears whole or not at all (no .partial left); a run matching nothing writes none.
+        mine = os.path.join(tmp, "mine.json")
+        with open(mine, "w") as f:
+            f.write('{"a user\'s": "result"}\n')
+        r = run(exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={mine}")
+        if r.returncode != 2 or "refusing to overwrite" not in r.stderr or mine not in r.stderr:
+            fail(f"an existing --benchmark_out: exit {r.returncode}, {r.stderr!r}")
+        with open(mine) as f:
+            if f.read() != '{"a user\'s": "result"}\n':
+                fail("an existing --benchmark_out was changed although it was refused")
+        r = run(exe, f"--benchmark_filter={case_filter}", f"--benchmark_out={mine}", "--force")
+        with open(mine) as f:
+            if r.returncode != 77 or not json.load(f)["benchmarks"]:
+                fail(f"--force did not replace the file with the run: exit {r.returncode}")
+        if os.path.exists(mine + ".partial") or os.path.exists(out + ".partial"):
+            fail("a finished run left its .partial file")
+        nothing = os.path.join(tmp, "nothing.json")
+        r = run(exe, "--benchmark_filter=no-case-is-called-this", f"--benchmark_out={nothing}")
+        if r.returncode != 2 or os.path.exists(nothing) or os.path.exists(nothing + ".partial"):
+            fail(f"a filter matching nothing wrote a result file (exit {r.returncode})")
+        print(f"{name}: result file: existing one refused, --force replaces, nothing written for no case")
+
     bad_flags = [
+        ("--benchmark_repetitions=-1", "--benchmark_repetitions=-1"),
+        ("--benchmark_repetitions=0", "--benchmark_repetitions=0"),
+        ("--benchmark_min_time=10x", "--benchmark_min_time=10x"),
+        ("--benchmark_out_format=csv", "--benchmark_out_format=csv"),
+        ("--benchmark_out=", "--benchmark_out"),
         ("--device=abc", "--device=abc"),
         ("--no-such-flag", "--no-such-flag"),
         ("--bind-numa=maybe", "--bind-numa=maybe"),

@@ -25,7 +25,7 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 
 void FlagSet::add(const std::string& name, const std::string& help, std::string default_text,
                   std::function<void(const std::string&)> set) {
-  flags_.push_back({name, help, std::move(default_text), std::move(set)});
+  flags_.push_back({name, help, std::move(default_text), std::move(set), false});
 }
 
 void FlagSet::add_size(const std::string& name, std::uint64_t* target, const std::string& help) {
@@ -102,6 +102,18 @@ void FlagSet::add_list(const std::string& name, std::vector<std::string>* target
       });
 }
 
+void FlagSet::add_switch(const std::string& name, bool* target, const std::string& help) {
+  add(name, help, *target ? "on" : "off", [name, target](const std::string& v) {
+    if (v == "true" || v == "on" || v == "1")
+      *target = true;
+    else if (v == "false" || v == "off" || v == "0")
+      *target = false;
+    else
+      bad_value(name, v, "a switch: --" + name + " alone, or =true / =false");
+  });
+  flags_.back().is_switch = true;
+}
+
 void FlagSet::parse(int* argc, char** argv) const {
   int out = 1;
   for (int i = 1; i < *argc; ++i) {
@@ -124,6 +136,7 @@ void FlagSet::parse(int* argc, char** argv) const {
       argv[out++] = argv[i];
       continue;
     }
+    if (!has_value && match->is_switch) value = "true", has_value = true;
     if (!has_value) throw FlagError("--" + match->name + " needs a value: --" + match->name + "=VALUE");
     match->set(value);
   }
@@ -134,7 +147,8 @@ void FlagSet::parse(int* argc, char** argv) const {
 std::string FlagSet::help() const {
   std::ostringstream os;
   for (const auto& f : flags_)
-    os << "  --" << f.name << "=VALUE\n      " << f.help << " [default: " << f.default_text << "]\n";
+    os << "  --" << f.name << (f.is_switch ? "" : "=VALUE") << "\n      " << f.help << " [default: " << f.default_text
+       << "]\n";
   return os.str();
 }
 

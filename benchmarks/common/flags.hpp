@@ -26,6 +26,9 @@ class FlagSet {
   void add_list(const std::string& name, std::vector<std::string>* target, std::vector<std::string> choices,
                 const std::string& help);
 
+  // A switch: --name alone or --name=true turns it on, --name=false off.
+  void add_switch(const std::string& name, bool* target, const std::string& help);
+
   void parse(int* argc, char** argv) const;
   std::string help() const;
 
@@ -33,6 +36,7 @@ class FlagSet {
   struct Flag {
     std::string name, help, default_text;
     std::function<void(const std::string&)> set;
+    bool is_switch = false;
   };
   void add(const std::string& name, const std::string& help, std::string default_text,
            std::function<void(const std::string&)> set);

@@ -252,6 +252,7 @@ void report_loop(benchmark::State& state, const LoopResult& r, const char* effic
   if (r.temperature_start_c >= 0) state.counters["temperature_start_c"] = r.temperature_start_c;
   if (r.temperature_end_c >= 0) state.counters["temperature_end_c"] = r.temperature_end_c;
   append_label(state, c.note);
+  append_label(state, StreamLatch::latch_label());
   const EnergyFigures& e = r.energy;
   state.counters["energy_window_s"] = e.window_s;
   if (e.valid) {

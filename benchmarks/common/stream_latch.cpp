@@ -24,9 +24,22 @@ bool env_set(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' && std::string(v) != "0";
 }
+
+std::atomic<bool>& broken_flag() {
+  static std::atomic<bool> b{false};
+  return b;
+}
 }  // namespace
 
+void StreamLatch::mark_broken() { broken_flag() = true; }
+bool StreamLatch::broken() { return broken_flag(); }
+
+std::string StreamLatch::latch_label() {
+  return broken() ? "stream latch off (a hold timed out earlier in this process): launch gaps are timed" : "";
+}
+
 const char* StreamLatch::disabled_reason() {
+  if (broken()) return "a hold timed out earlier in this process";
   if (env_set("TRIAUDIT_NO_LATCH")) return "TRIAUDIT_NO_LATCH";
   if (env_set("CUDA_LAUNCH_BLOCKING")) return "CUDA_LAUNCH_BLOCKING";
   return "";
@@ -54,8 +67,12 @@ void StreamLatch::release() {
 }
 
 void StreamLatch::check() const {
-  if (reinterpret_cast<volatile int*>(timed_out_.data())[0] != 0)
-    throw Error("a held stream waited longer than 10 s for its release: the timing is void");
+  if (reinterpret_cast<volatile int*>(timed_out_.data())[0] != 0) {
+    mark_broken();
+    throw Error(
+        "a held stream waited longer than 10 s for its release: the timing is void; the latch is off for the "
+        "rest of this process (later cases time launch gaps and say so)");
+  }
 }
 
 }  // namespace triaudit

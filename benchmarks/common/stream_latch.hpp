@@ -4,6 +4,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <string>
+
 #include "cuda_raii.hpp"
 #include "latch_budget.hpp"
 
@@ -31,8 +33,15 @@ class StreamLatch {
   // timeout) and CUDA_LAUNCH_BLOCKING=1 (every launch waits for the spinning kernel, which waits
   // for a release the host can only send after the launch returns). Timings then include launch
   // gaps; the JSON context records it (stream_latch: off (...)).
+  // A hold that ran into its timeout once (a lost release, a profiler, a driver that serialises
+  // launches) would cost 10 s in every later region: the latch is then off for the rest of the
+  // process, and the cases measured without it say so in their labels (latch_label()).
   static bool disabled();
   static const char* disabled_reason();  // "" when enabled
+  static void mark_broken();
+  static bool broken();
+  // "" unless the latch broke earlier in this process: then what a case's label says.
+  static std::string latch_label();
 
  private:
   PinnedBuffer<int> flag_;

@@ -16,6 +16,7 @@
 #include "cuda_raii.hpp"
 #include "host_info.hpp"
 #include "measure.hpp"
+#include "result_file.hpp"
 #include "sizes.hpp"
 #include "stream_latch.hpp"
 #include "version.hpp"
@@ -26,6 +27,7 @@ namespace {
 struct SuiteState {
   long long ordinal = 0;
   std::string bind_numa = "off";
+  bool force = false;  // --force: an existing --benchmark_out may be replaced
   DeviceProbe probe;
   std::string setup_error;   // before_run failed: every case fails with this
   std::string context_lost;  // a case hit a sticky CUDA error: every later case fails with this
@@ -169,18 +171,44 @@ benchmark::internal::Benchmark* register_case(const std::string& name, std::func
   return b;
 }
 
-std::vector<char*> with_one_iteration_per_call(int argc, char** argv) {
+std::vector<char*> with_one_iteration_per_call(int argc, char** argv, double* min_time_s) {
 #if TRIAUDIT_HAVE_SKIP_WITH_MESSAGE
   static char one_iteration[] = "--benchmark_min_time=1x";
 #else
   static char one_iteration[] = "--benchmark_min_time=0.000000001";
 #endif
   std::vector<char*> args(argv, argv + argc);
-  bool user_min_time = false;
-  for (int i = 1; i < argc; ++i) user_min_time |= std::strncmp(argv[i], "--benchmark_min_time", 20) == 0;
-  if (!user_min_time) args.insert(args.begin() + 1, one_iteration);
+  for (auto it = args.begin() + (args.empty() ? 0 : 1); it != args.end();) {
+    if (std::strncmp(*it, "--benchmark_min_time", 20) != 0) {
+      ++it;
+      continue;
+    }
+    std::string v = std::strchr(*it, '=') ? std::strchr(*it, '=') + 1 : "";
+    if (!v.empty() && v.back() == 's') v.pop_back();
+    char* end = nullptr;
+    const double s = v.empty() ? -1.0 : std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(s >= 0.0) || s > 3600.0)
+      throw FlagError(std::string(*it) +
+                      ": a number of seconds from 0 to 3600 (triaudit calls each case once per repetition; the "
+                      "seconds become the timed regions of that call, as --min-time)");
+    if (min_time_s != nullptr) *min_time_s = s;
+    it = args.erase(it);
+  }
+  args.insert(args.begin() + (args.empty() ? 0 : 1), one_iteration);
   args.push_back(nullptr);
   return args;
+}
+
+void check_google_benchmark_flags(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (std::strncmp(a, "--benchmark_repetitions", 23) != 0) continue;
+    const char* v = std::strchr(a, '=');
+    char* end = nullptr;
+    const long long n = v ? std::strtoll(v + 1, &end, 10) : 0;
+    if (v == nullptr || v[1] == '\0' || *end != '\0' || n < 1 || n > 100000)
+      throw FlagError(std::string(a) + ": the repetitions must be a whole number from 1 to 100000");
+  }
 }
 
 FlagSet suite_flags(const SuiteSpec& spec) {
@@ -192,6 +220,7 @@ FlagSet suite_flags(const SuiteSpec& spec) {
                    "seconds of timed regions per call of a case (wall time: it bounds the real time)");
   flags.add_double("warmup-s", &measure_settings().warmup_s, 0.0, 60.0,
                    "seconds of a case's own work before its timed regions, on every call");
+  flags.add_switch("force", &suite().force, "replace an existing --benchmark_out file (refused otherwise)");
   if (spec.add_flags) spec.add_flags(flags);
   return flags;
 }
@@ -210,9 +239,15 @@ std::optional<int> check_command_line(int argc, char** argv, const SuiteSpec& sp
     return kExitOk;
   }
   std::vector<char*> copy(argv, argv + argc);
+  copy.push_back(nullptr);
   int n = argc;
   try {
     flags.parse(&n, copy.data());
+    check_google_benchmark_flags(n, copy.data());
+    (void)with_one_iteration_per_call(n, copy.data());
+    std::vector<char*> rest(copy.begin(), copy.begin() + n);
+    if (const auto out = take_result_file_flags(rest); out && !lists_only(n, copy.data()))
+      if (const std::string why = result_file_refusal(out->path, suite().force); !why.empty()) throw FlagError(why);
   } catch (const FlagError& e) {
     std::cerr << spec.executable << ": bad command line: " << e.what() << "\n";
     return kExitBadCommandLine;
@@ -243,14 +278,27 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
               << flags.help() << "\nExit codes: 0 ok, 1 a case failed, 2 bad command line, 77 no CUDA device.\n"
               << "\nGoogle Benchmark flags follow.\n\n";
   }
+  const bool list_only = lists_only(argc, argv);  // before Initialize consumes the flag
+  std::vector<char*> args;
+  std::optional<ResultFileRequest> out;
   try {
     flags.parse(&argc, argv);
+    check_google_benchmark_flags(argc, argv);
+    args = with_one_iteration_per_call(argc, argv, &measure_settings().min_time_s);
+    out = take_result_file_flags(args);
+    if (out && !list_only)
+      if (const std::string why = result_file_refusal(out->path, suite().force); !why.empty()) throw FlagError(why);
   } catch (const FlagError& e) {
     std::cerr << spec.executable << ": bad command line: " << e.what() << "\n";
     return kExitBadCommandLine;
   }
-  const bool list_only = lists_only(argc, argv);  // before Initialize consumes the flag
-  std::vector<char*> args = with_one_iteration_per_call(argc, argv);
+  // The result file is triaudit's (result_file.hpp): Google Benchmark gets /dev/null as its file.
+  static char dev_null_out[] = "--benchmark_out=/dev/null";
+  std::unique_ptr<DurableJsonReporter> file;
+  if (out && !list_only) {
+    file = std::make_unique<DurableJsonReporter>(out->path, suite().force);
+    args.insert(args.end() - 1, dev_null_out);
+  }
   argc = static_cast<int>(args.size()) - 1;
   argv = args.data();
   benchmark::Initialize(&argc, argv);
@@ -317,9 +365,13 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
     bool ReportContext(const Context&) override { return true; }
     void ReportRuns(const std::vector<Run>&) override {}
   } null_reporter;
-  const std::size_t ran =
-      spec.quiet ? benchmark::RunSpecifiedBenchmarks(&null_reporter) : benchmark::RunSpecifiedBenchmarks();
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(spec.quiet ? &null_reporter : nullptr, file.get());
   benchmark::Shutdown();
+  if (file && !file->error().empty()) {
+    std::cerr << spec.executable << ": the result file: " << file->error() << " (" << file->cases_written()
+              << " case(s) written)\n";
+    return kExitCaseFailed;
+  }
 
   if (ran == 0) {
     std::cerr << spec.executable

@@ -46,9 +46,16 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec);
 // and times regions until --min-time, so re-running it to size an iteration count would only
 // multiply the time. Set through the global flag (a per-case Iterations(1) would append
 // "/iterations:1" to every name): 1.8+ "--benchmark_min_time=1x"; 1.7 accepts any call whose
-// reported time exceeds a nanosecond. Left alone when the user gives --benchmark_min_time.
-// Returns argv with the flag added, null-terminated (size() - 1 arguments).
-std::vector<char*> with_one_iteration_per_call(int argc, char** argv);
+// reported time exceeds a nanosecond. A user's --benchmark_min_time=S (or Ss) is taken out and
+// becomes the seconds of timed regions per call (--min-time), stored in *min_time_s: Google
+// Benchmark would otherwise call each case again and again to fill S seconds of reported time.
+// Returns argv with the flag in place, null-terminated (size() - 1 arguments). Throws FlagError
+// for a value that is not a number of seconds (e.g. 1.8's "10x": iterations are triaudit's).
+std::vector<char*> with_one_iteration_per_call(int argc, char** argv, double* min_time_s = nullptr);
+
+// Refuses Google Benchmark flags whose values would crash or mislead it, with FlagError naming the
+// flag: --benchmark_repetitions must be a whole number from 1 (-1 made every executable abort).
+void check_google_benchmark_flags(int argc, char** argv);
 
 // The device under test. Only valid inside run_guarded bodies (throws otherwise).
 const DeviceContext& device();
