@@ -8,6 +8,7 @@
 #include "clock_watch.hpp"
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
+#include "region_pipeline.hpp"
 #include "stream_latch.hpp"
 #include "suite.hpp"
 
@@ -90,6 +91,7 @@ void finalize(LoopResult& r, const std::vector<double>& per_op) {
   r.regions = static_cast<int>(per_op.size());
   r.seconds_per_op = r.ops > 0 ? r.seconds / static_cast<double>(r.ops) : 0.0;
   r.median_seconds_per_op = st.median;
+  r.best_seconds_per_op = per_op.empty() ? 0.0 : *std::min_element(per_op.begin(), per_op.end());
   r.noise = st.noise;
 }
 
@@ -158,6 +160,43 @@ void synchronize_devices_in_use() {
   }
 }
 
+// Sustained: regions queued three ahead (region_pipeline.hpp), not held: the queue never drains,
+// so the device runs the window back to back while the host reads the events of finished regions.
+LoopResult time_device_pipelined(const DeviceWork& work, double window_s, double warmup_s, bool account) {
+  constexpr int kDepth = 3;
+  std::vector<Event> starts(kDepth), stops(kDepth);
+  LoopResult r;
+  Instruments inst;
+  auto enqueue = [&](int slot) {
+    if (work.before_region) work.before_region();
+    if (work.flusher != nullptr) work.flusher->flush(work.stream);
+    for (int i = 0; i < work.untimed_ops_in_region; ++i) work.enqueue_op();
+    starts[static_cast<std::size_t>(slot)].record(work.stream);
+    for (int i = 0; i < work.ops; ++i) work.enqueue_op();
+    stops[static_cast<std::size_t>(slot)].record(work.stream);
+  };
+  auto wait = [&](int slot) {
+    stops[static_cast<std::size_t>(slot)].synchronize();
+    TRIAUDIT_CUDA_LAUNCH();
+    return Event::seconds_between(starts[static_cast<std::size_t>(slot)], stops[static_cast<std::size_t>(slot)]);
+  };
+  const PipelineTimes t =
+      run_pipelined_regions(enqueue, wait, [] { return HostTimer::now(); }, kDepth, warmup_s, window_s);
+  std::vector<double> per_op;
+  for (double x : t.timed) {
+    r.seconds += x;
+    r.ops += work.ops;
+    per_op.push_back(x / work.ops);
+  }
+  const auto all = static_cast<long long>(t.warmup.size() + t.timed.size());
+  r.warmup_ops = static_cast<long long>(t.warmup.size()) * work.ops;
+  r.untimed_ops = all * work.untimed_ops_in_region;
+  r.warmup_seconds = t.warmup_wall;
+  inst.finish(r, r.ops_in_window(), account);
+  finalize(r, per_op);
+  return r;
+}
+
 LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s, bool account_energy) {
   check_queue_budget(work);
   const MeasureSettings& cfg = measure_settings();
@@ -168,11 +207,12 @@ LoopResult time_device(const DeviceWork& work, double sustained_window_s, double
   work.enqueue_op();
   TRIAUDIT_CUDA_LAUNCH();
   synchronize_devices_in_use();
+  if (sustained)
+    return time_device_pipelined(work, sustained_window_s, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, account_energy);
   StreamLatch latch;
   Event start, stop;
   return run_loop([&] { return device_region(work, latch, start, stop); }, work.ops, work.untimed_ops_in_region,
-                  warmup_s < 0.0 ? cfg.warmup_s : warmup_s, sustained ? sustained_window_s : cfg.min_time_s, !sustained,
-                  account_energy);
+                  warmup_s < 0.0 ? cfg.warmup_s : warmup_s, cfg.min_time_s, true, account_energy);
 }
 
 LoopResult time_host(const HostWork& work) {
@@ -236,7 +276,9 @@ void report_loop(benchmark::State& state, const LoopResult& r, const char* effic
   state.counters["ops_per_region"] = r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 0.0;
   state.counters["noise"] = r.noise;
   state.counters["warmup_s"] = r.warmup_seconds;
-  state.counters["seconds_per_op"] = r.seconds_per_op;
+  state.counters["seconds_per_op"] = r.seconds_per_op;  // the mean: all region time / all operations
+  state.counters["seconds_per_op_median"] = r.median_seconds_per_op;
+  state.counters["seconds_per_op_best"] = r.best_seconds_per_op;
   const ClockSummary& c = r.clocks;
   if (c.busy_samples > 0) {
     state.counters["sm_clock_mean_mhz"] = c.mean_mhz;

@@ -43,8 +43,9 @@ struct LoopResult {
   double seconds = 0.0;         // summed region time
   double seconds_per_op = 0.0;  // mean: seconds / ops
   double median_seconds_per_op = 0.0;
-  double noise = 0.0;           // relative standard deviation of the regions' time per op
-  double warmup_seconds = 0.0;  // wall time
+  double best_seconds_per_op = 0.0;  // the fastest region's time per op (mamf-finder reports a best)
+  double noise = 0.0;                // relative standard deviation of the regions' time per op
+  double warmup_seconds = 0.0;       // wall time
   long long warmup_ops = 0;
   long long untimed_ops = 0;  // queued in the regions before their start event (DeviceWork::untimed_ops_in_region)
   // Every operation the energy window saw: timed, warm-up and untimed ones (joules_per_op divides by this).
@@ -79,8 +80,10 @@ struct HostWork {
 };
 LoopResult measure_host(benchmark::State& state, const HostWork& work);
 
-// Sustained: one long window of back-to-back regions after the warm-up; the time reported is the
-// median region time per operation over the window (mamf-finder's sustained figure). Google
+// Sustained: one long window of back-to-back regions after the warm-up, queued three ahead with
+// no hold and no host sync between them (region_pipeline.hpp), so the device never idles; the
+// time reported is the median region time per operation over the window (mamf-finder's
+// sustained figure). Google
 // Benchmark's repetitions of the case follow each other within milliseconds, so the load is
 // continuous across them: report_sustained records the window and how long the load had lasted
 // when it ended (sustained_elapsed_s: 5 repetitions of 2 s end at ~10 s).

@@ -44,6 +44,16 @@ inline VerifyResult combine_results(VerifyResult a, const VerifyResult& b) {
   return a;
 }
 
+// The indices verify_elements checks: 0, stride, 2*stride, ... and the last one. A device check
+// that copies only these elements to the host uses the same list.
+inline std::vector<std::uint64_t> sampled_indices(std::uint64_t n, std::uint64_t stride) {
+  if (stride == 0) stride = 1;
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t i = 0; i < n; i += stride) out.push_back(i);
+  if (n > 0 && (n - 1) % stride != 0) out.push_back(n - 1);
+  return out;
+}
+
 // Checks got[i] for i = 0, stride, 2*stride, ... and the last element against expected(i),
 // allowing |got - expected| <= tolerance(i). NaN never passes. stride 1 checks every element.
 template <typename T, typename Expected, typename Tolerance>

@@ -8,6 +8,7 @@
 
 #include "../common/cublas_check.hpp"
 #include "../common/cuda_raii.hpp"
+#include "../common/gpu_timer.hpp"
 #include "../common/stream_latch.hpp"
 
 namespace triaudit {
@@ -99,7 +100,8 @@ cublasStatus_t LtGemm::call(const cublasLtMatmulAlgo_t* algo, const void* a, con
   return cublasLtMatmul(lt_.get(), op_, alpha_, a, a_, b, b_, beta_, d, d_, d, d_, algo, ws, workspace_, s);
 }
 
-void LtGemm::autotune(const GemmBuffers& buf, void* ws, cudaStream_t s, int ops, int candidates) {
+void LtGemm::autotune(const GemmBuffers& buf, void* ws, cudaStream_t s, int ops, int candidates,
+                      AutotuneEffort effort) {
   const void* a = buf.a(0);
   const void* b = buf.b(0);
   void* d = buf.d(0);
@@ -123,21 +125,31 @@ void LtGemm::autotune(const GemmBuffers& buf, void* ws, cudaStream_t s, int ops,
                    "; FP8/INT8 need 16-byte-aligned leading dimensions)");
   TRIAUDIT_CUBLAS(hs);
 
-  Event start, stop;
-  StreamLatch latch;
+  // The candidates that launch, each checked once; the others are left out (a shape a kernel
+  // does not support).
   std::string last_error;
   bool only_unsupported = true;
-  int set = 0;
+  std::vector<CandidateTiming> timing(static_cast<std::size_t>(returned));
   for (int i = 0; i < returned; ++i) {
     if (results[static_cast<std::size_t>(i)].state != CUBLAS_STATUS_SUCCESS) continue;
-    const cublasLtMatmulAlgo_t* algo = &results[static_cast<std::size_t>(i)].algo;
-    if (const cublasStatus_t st = call(algo, a, b, d, ws, s); st != CUBLAS_STATUS_SUCCESS) {
+    if (const cublasStatus_t st = call(&results[static_cast<std::size_t>(i)].algo, a, b, d, ws, s);
+        st != CUBLAS_STATUS_SUCCESS) {
       last_error = cublasGetStatusString(st);
       only_unsupported = only_unsupported && st == CUBLAS_STATUS_NOT_SUPPORTED;
       continue;
     }
-    std::vector<double> times;
-    for (int r = 0; r < 4; ++r) {  // region 0 warms this candidate up
+    timing[static_cast<std::size_t>(i)].runs = true;
+  }
+  const int first = [&] {
+    for (int i = 0; i < returned; ++i)
+      if (timing[static_cast<std::size_t>(i)].runs) return i;
+    return -1;
+  }();
+  if (first >= 0) {
+    Event start, stop;
+    StreamLatch latch;
+    int set = 0;
+    auto region = [&](const cublasLtMatmulAlgo_t* algo) {
       latch.hold(s);
       start.record(s);
       for (int o = 0; o < ops; ++o) {
@@ -148,16 +160,26 @@ void LtGemm::autotune(const GemmBuffers& buf, void* ws, cudaStream_t s, int ops,
       latch.release();
       stop.synchronize();
       latch.check();
-      if (r > 0) times.push_back(Event::seconds_between(start, stop) / ops);
-    }
-    ++tried_;
-    std::sort(times.begin(), times.end());
-    if (!tuned_ || times[1] < best_seconds_) {
-      best_seconds_ = times[1];
-      algo_ = *algo;
-      chosen_ = i;
-      tuned_ = true;
-    }
+      return Event::seconds_between(start, stop);
+    };
+    // Warm-up first (the clock falls while the host prepares), with the heuristic's first choice;
+    // then one region per candidate per round, in turn, until each has its share of time.
+    const double warm_from = HostTimer::now();
+    while (HostTimer::now() - warm_from < effort.warmup_s) (void)region(&results[static_cast<std::size_t>(first)].algo);
+    while (!selection_done(timing, effort.min_seconds_per_candidate, effort.min_regions))
+      for (int i = 0; i < returned; ++i) {
+        CandidateTiming& t = timing[static_cast<std::size_t>(i)];
+        if (!t.runs) continue;
+        t.seconds += region(&results[static_cast<std::size_t>(i)].algo);
+        t.gemms += ops;
+        ++t.regions;
+      }
+    const int best = fastest_candidate(timing);
+    for (const CandidateTiming& t : timing) tried_ += t.runs ? 1 : 0;
+    algo_ = results[static_cast<std::size_t>(best)].algo;
+    best_seconds_ = timing[static_cast<std::size_t>(best)].mean();
+    chosen_ = best;
+    tuned_ = true;
   }
   if (!tuned_ && only_unsupported) throw SkipCase("cuBLASLt supports no candidate for this shape: " + last_error);
   if (!tuned_) throw Error("no cuBLASLt candidate ran: " + last_error);

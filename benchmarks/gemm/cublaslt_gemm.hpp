@@ -36,6 +36,13 @@ class LtHandle {
 // cuBLAS's advice: 32 MiB of workspace on Hopper and newer, 4 MiB before.
 std::size_t lt_workspace_bytes(int cc);
 
+// How much time LtGemm::autotune spends choosing (the probe that sizes shapes asks for little).
+struct AutotuneEffort {
+  double warmup_s = 0.2;                    // back-to-back GEMMs before the first timed region
+  double min_seconds_per_candidate = 0.02;  // timed regions per candidate, at least
+  int min_regions = 3;
+};
+
 class LtGemm {
  public:
   LtGemm(const LtHandle& lt, GemmPrecision p, const GemmShape& shape, std::size_t workspace_bytes);
@@ -44,16 +51,19 @@ class LtGemm {
   LtGemm& operator=(const LtGemm&) = delete;
 
   // Asks the heuristic for up to `candidates` algorithms, times each on these buffers and keeps
-  // the fastest. Each candidate is timed the way cases are measured: `ops` GEMMs per region on
-  // rotated operand sets, queued behind a held stream, median of 3 regions after one warm-up
-  // region. The selection time is for choosing only; no reported figure comes from it.
+  // the fastest by mean time per GEMM (selection_done / fastest_candidate in gemm_catalogue.hpp):
+  // `ops` GEMMs per region on rotated operand sets, queued behind a held stream; a warm-up first,
+  // then the candidates' regions alternate until each has `effort` worth. The selection time is
+  // for choosing only; no reported figure comes from it.
   // Throws SkipCase when the library offers nothing for the shape, Error when nothing runs.
-  void autotune(const GemmBuffers& buf, void* workspace, cudaStream_t s, int ops, int candidates = 8);
+  void autotune(const GemmBuffers& buf, void* workspace, cudaStream_t s, int ops, int candidates = 8,
+                AutotuneEffort effort = {});
   void run(const void* a, const void* b, void* d, void* workspace, cudaStream_t s) const;
 
   std::string chosen_description() const;  // "algo 6 tile 20 stages 12 splitk 1 (candidate 2 of 8)"
   int algo_id() const;
   int candidates_tried() const { return tried_; }
+  double tuned_seconds() const { return best_seconds_; }  // the chosen one's mean per GEMM in the selection
 
  private:
   cublasStatus_t call(const cublasLtMatmulAlgo_t* algo, const void* a, const void* b, void* d, void* ws,

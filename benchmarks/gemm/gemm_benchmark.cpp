@@ -3,8 +3,10 @@
 //   gemm/cublaslt/<precision>/layout:<nn|tn>/m:M/n:N/k:K   cuBLASLt, the fastest of the heuristic's
 //                                                           candidates (label: which one won)
 //   gemm/cublaslt/<precision>/llm:<model>-<layer>/tokens:T  an LLM linear layer as PyTorch runs it
-//   gemm/ceiling/<precision>/burst                          best FLOP/s over a sweep of large shapes,
-//                                                           right after a warm-up: the compute roof
+//   gemm/ceiling/<precision>/burst                          best FLOP/s over a sweep of large TN shapes
+//                                                           (--ceiling-shapes=mamf: mamf-finder's grid),
+//                                                           right after a warm-up: the compute roof;
+//                                                           flops_best_region beside the mean
 //   gemm/ceiling/<precision>/sustained                      8192^3 back to back for --sustained-s:
 //                                                           the median over the window (what the card holds)
 //   gemm/ladder_l<L>_<name>/<fp32|bf16>/layout:tn/...       hand-written kernels, with their ratio to
@@ -40,21 +42,18 @@ struct GemmOptions {
   std::vector<std::string> families = {"square", "llm", "misaligned", "ceiling", "ladder"};
   double sustained_s = 10.0;
   double max_op_seconds = 1.0;
+  std::string ceiling_shapes = "triaudit";  // or "mamf": mamf-finder's documented grid
 } g_opt;
+
+std::vector<GemmShape> sweep_shapes() {
+  return g_opt.ceiling_shapes == "mamf" ? mamf_ceiling_shapes() : ceiling_shapes();
+}
 
 int device_cc() { return device().description.cc_major * 10 + device().description.cc_minor; }
 
 void require_precision(GemmPrecision p) {
   std::string why;
   if (!precision_supported(p, device_cc(), &why)) throw SkipCase(why);
-}
-
-// GEMMs cheap enough to be launch-bound are batched inside one held region.
-int gemms_per_region(const GemmShape& s) {
-  const double f = gemm_flops(s.m, s.n, s.k);
-  // At most 31: a cuBLASLt call may queue up to 4 entries (a workspace memset, split-K or
-  // stream-K kernels), and a region must fit behind one hold (128 entries).
-  return f >= 1e10 ? 1 : static_cast<int>(std::clamp(1e10 / f, 1.0, 31.0));
 }
 
 std::unique_ptr<GemmBuffers> make_buffers(kernels::ElemType ab, kernels::ElemType cd, const GemmShape& s,
@@ -98,7 +97,7 @@ double estimate_gemm_seconds(GemmPrecision p, const GemmShape& s) {
     GemmBuffers buf(t.ab_elem, t.cd_elem, probe, 1, stream);
     DeviceBuffer<unsigned char> ws(ws_bytes);
     LtGemm g(lt_handle(), p, probe, ws_bytes);
-    g.autotune(buf, ws.data(), stream, 1, 1);
+    g.autotune(buf, ws.data(), stream, 1, 1, AutotuneEffort{0.0, 0.0, 1});  // one candidate, no warm-up: a rough rate
     Event start, stop;
     g.run(buf.a(0), buf.b(0), buf.d(0), ws.data(), stream);
     start.record(stream);
@@ -131,12 +130,13 @@ void require_short_enough(double estimate_s, const std::string& what) {
   }
 }
 
-// The loop's work: `ops` GEMMs per region, each on the next operand set.
-DeviceWork gemm_work(cudaStream_t stream, const GemmShape& s, const std::function<void(int)>& run_on_set, int sets,
+// The loop's work: GEMMs for >= 0.5 ms per region (gemms_per_region, from the shape's estimated
+// time), each on the next operand set.
+DeviceWork gemm_work(cudaStream_t stream, double seconds_per_gemm, const std::function<void(int)>& run_on_set, int sets,
                      std::shared_ptr<int> set) {
   DeviceWork work;
   work.stream = stream;
-  work.ops = gemms_per_region(s);
+  work.ops = gemms_per_region(seconds_per_gemm);
   work.queue_entries_per_op = 4;  // cuBLASLt may add a memset and split-K/stream-K kernels
   work.enqueue_op = [run_on_set, sets, set] {
     run_on_set(*set);
@@ -168,7 +168,7 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
       cache.buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
       cache.ws = std::make_unique<DeviceBuffer<unsigned char>>(ws_bytes);
       cache.gemm = std::make_unique<LtGemm>(lt_handle(), p, s, ws_bytes);
-      cache.gemm->autotune(*cache.buf, cache.ws->data(), stream, gemms_per_region(s));
+      cache.gemm->autotune(*cache.buf, cache.ws->data(), stream, gemms_per_region(estimate_gemm_seconds(p, s)));
       cache.name = key;
     }
     GemmBuffers* buf = cache.buf.get();
@@ -182,8 +182,8 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
       throw VerificationError(c.describe());
 
     const DeviceWork work = gemm_work(
-        stream, s, [&](int i) { gemm.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); }, buf->sets(),
-        std::make_shared<int>(0));
+        stream, gemm.tuned_seconds(), [&](int i) { gemm.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); },
+        buf->sets(), std::make_shared<int>(0));
     const LoopResult r = measure_device(state, work);
     if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
       throw VerificationError("after timing: " + c.describe());
@@ -212,13 +212,12 @@ std::function<void()> ceiling_once(const CeilingShape& c, DeviceBuffer<unsigned 
 
 CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffer<unsigned char>& ws, Stream& stream) {
   const LtTypes t = lt_types(p);
-  if (!precision_info(p).tn_only && p != GemmPrecision::BF16) shape.transa = false;
   CeilingShape c{shape, nullptr, nullptr};
   require_short_enough(estimate_gemm_seconds(p, shape), "m:" + std::to_string(shape.m) + " n:" +
                                                             std::to_string(shape.n) + " k:" + std::to_string(shape.k));
   c.buf = make_buffers(t.ab_elem, t.cd_elem, shape, stream, ws.bytes());
   c.gemm = std::make_unique<LtGemm>(lt_handle(), p, shape, ws.bytes());
-  c.gemm->autotune(*c.buf, ws.data(), stream, gemms_per_region(shape));
+  c.gemm->autotune(*c.buf, ws.data(), stream, gemms_per_region(estimate_gemm_seconds(p, shape)));
   if (const GemmCheck chk = launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, ws, stream), stream);
       !chk.ok())
     throw VerificationError("m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) +
@@ -245,7 +244,7 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
       double best_rate = 0;
       std::optional<GemmShape> best;
       bool first = true;
-      for (const GemmShape& s : ceiling_shapes()) {
+      for (const GemmShape& s : sweep_shapes()) {
         // Each shape gets the whole free memory (its rotation sets): nothing of the others is kept.
         auto c = std::make_unique<CeilingShape>();
         try {
@@ -255,7 +254,7 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
           continue;  // this shape does not fit or is too long here: the others still count
         }
         DeviceWork work = gemm_work(
-            stream, c->shape,
+            stream, c->gemm->tuned_seconds(),
             [&](int i) { c->gemm->run(c->buf->a(i), c->buf->b(i), c->buf->d(i), kept_ws->data(), stream); },
             c->buf->sets(), std::make_shared<int>(0));
         // The sweep's windows are not the case's figure: they stay out of its energy account.
@@ -273,8 +272,9 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
     }
     CeilingShape& c = *kept;
     DeviceWork work = gemm_work(
-        stream, c.shape, [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), kept_ws->data(), stream); },
-        c.buf->sets(), std::make_shared<int>(0));
+        stream, c.gemm->tuned_seconds(),
+        [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), kept_ws->data(), stream); }, c.buf->sets(),
+        std::make_shared<int>(0));
     best_loop = measure_device(state, work);
     if (const GemmCheck chk =
             launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, *kept_ws, stream), stream);
@@ -284,8 +284,12 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
     state.counters["best_m"] = static_cast<double>(c.shape.m);
     state.counters["best_n"] = static_cast<double>(c.shape.n);
     state.counters["best_k"] = static_cast<double>(c.shape.k);
-    append_label(state, "burst: the best of " + std::to_string(ceiling_shapes().size()) +
-                            " shapes, m:" + std::to_string(c.shape.m) + " n:" + std::to_string(c.shape.n) +
+    // The best region beside the mean: mamf-finder reports a best, triaudit's figure is the mean.
+    if (best_loop.best_seconds_per_op > 0)
+      state.counters["flops_best_region"] = gemm_flops(c.shape.m, c.shape.n, c.shape.k) / best_loop.best_seconds_per_op;
+    append_label(state, "burst: the best of " + std::to_string(sweep_shapes().size()) +
+                            (g_opt.ceiling_shapes == "mamf" ? " mamf-finder grid" : "") +
+                            " shapes (TN), m:" + std::to_string(c.shape.m) + " n:" + std::to_string(c.shape.n) +
                             " k:" + std::to_string(c.shape.k) + ", " + c.gemm->chosen_description());
     report_loop(state, best_loop, "flops_per_joule", gemm_flops(c.shape.m, c.shape.n, c.shape.k));
   });
@@ -300,8 +304,9 @@ void ceiling_sustained_case(benchmark::State& state, GemmPrecision p) {
     DeviceBuffer<unsigned char> ws(lt_workspace_bytes(device_cc()));
     CeilingShape c = prepare_ceiling_shape(p, {8192, 8192, 8192, "ceiling", true}, ws, stream);
     DeviceWork work = gemm_work(
-        stream, c.shape, [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), ws.data(), stream); },
-        c.buf->sets(), std::make_shared<int>(0));
+        stream, c.gemm->tuned_seconds(),
+        [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), ws.data(), stream); }, c.buf->sets(),
+        std::make_shared<int>(0));
     const LoopResult r = measure_device_sustained(state, work, g_opt.sustained_s);
     if (const GemmCheck chk = launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, ws, stream), stream);
         !chk.ok())
@@ -337,14 +342,15 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     // cuBLASLt on the same shape and buffers, timed the same way: the yardstick.
     DeviceBuffer<unsigned char> ws(ws_bytes);
     LtGemm ref(lt_handle(), p, s, ws_bytes);
-    ref.autotune(*buf, ws.data(), stream, gemms_per_region(s));
+    ref.autotune(*buf, ws.data(), stream, gemms_per_region(estimate_gemm_seconds(p, s)));
 
     const DeviceWork work = gemm_work(
-        stream, s, [&](int i) { kernels::ladder_gemm(level, buf->a(i), buf->b(i), buf->d(i), s.m, s.n, s.k, stream); },
+        stream, ref.tuned_seconds(),
+        [&](int i) { kernels::ladder_gemm(level, buf->a(i), buf->b(i), buf->d(i), s.m, s.n, s.k, stream); },
         buf->sets(), std::make_shared<int>(0));
     const DeviceWork ref_work = gemm_work(
-        stream, s, [&](int i) { ref.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); }, buf->sets(),
-        std::make_shared<int>(0));
+        stream, ref.tuned_seconds(), [&](int i) { ref.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); },
+        buf->sets(), std::make_shared<int>(0));
     LoopResult r, r_ref;
     for (auto _ : state) {
       r = time_device(work);
@@ -436,6 +442,9 @@ void add_flags(FlagSet& f) {
   f.add_list("families", &g_opt.families, {"square", "llm", "misaligned", "ceiling", "ladder"}, "shape families");
   f.add_double("sustained-s", &g_opt.sustained_s, 0.0, 3600.0,
                "window of the sustained ceiling cases (0: no sustained case)");
+  f.add_choice(
+      "ceiling-shapes", &g_opt.ceiling_shapes, {"triaudit", "mamf"},
+      "the burst ceiling's sweep: triaudit's 12 shapes, or mamf-finder's grid (M 256..20480 step 256, N = K = 4096)");
   f.add_double("max-op-seconds", &g_opt.max_op_seconds, 0.001, 60.0,
                "skip shapes whose single GEMM is estimated to run longer (0.25 s at most under a display watchdog)");
 }

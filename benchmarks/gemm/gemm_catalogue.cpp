@@ -1,6 +1,7 @@
 #include "gemm_catalogue.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "../common/names.hpp"
@@ -104,6 +105,37 @@ std::vector<GemmShape> ceiling_shapes() {
     for (std::uint64_t n : {4096ULL, 8192ULL})
       for (std::uint64_t k : {4096ULL, 8192ULL}) out.push_back({m, n, k, "ceiling", true});
   return out;
+}
+
+std::vector<GemmShape> mamf_ceiling_shapes() {
+  std::vector<GemmShape> out;
+  for (std::uint64_t m = 256; m <= 20480; m += 256) out.push_back({m, 4096, 4096, "ceiling", true});
+  return out;
+}
+
+int gemms_per_region(double seconds_per_gemm) {
+  if (!(seconds_per_gemm > 0)) return 1;
+  return static_cast<int>(std::clamp(std::ceil(kMinRegionSeconds / seconds_per_gemm), 1.0, 31.0));
+}
+
+bool selection_done(const std::vector<CandidateTiming>& c, double min_seconds, int min_regions) {
+  bool any = false;
+  for (const CandidateTiming& t : c) {
+    if (!t.runs) continue;
+    any = true;
+    if (t.seconds < min_seconds || t.regions < min_regions) return false;
+  }
+  return any;
+}
+
+int fastest_candidate(const std::vector<CandidateTiming>& c) {
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(c.size()); ++i) {
+    const CandidateTiming& t = c[static_cast<std::size_t>(i)];
+    if (!t.runs || t.gemms == 0) continue;
+    if (best < 0 || t.mean() < c[static_cast<std::size_t>(best)].mean()) best = i;
+  }
+  return best;
 }
 
 std::uint64_t aligned_matrix_bytes(std::uint64_t rows, std::uint64_t cols, int elem_bytes) {

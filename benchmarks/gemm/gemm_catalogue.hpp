@@ -65,6 +65,31 @@ std::uint64_t operand_set_bytes(const GemmShape& s, int a_bytes, int c_bytes);
 // would leave lines behind). No cap: small shapes need hundreds of sets, which cost little memory.
 int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes);
 
+// How many GEMMs one timed region holds: enough for >= 0.5 ms of device time (per-region costs
+// then stay under ~1 %), at most 31 (a cuBLASLt call may queue up to 4 entries and a held region
+// takes 128). `seconds_per_gemm`: an estimate (0 or less: one).
+int gemms_per_region(double seconds_per_gemm);
+constexpr double kMinRegionSeconds = 5e-4;
+
+// Choosing among cuBLASLt's candidates (LtGemm::autotune): after a warm-up, regions alternate
+// between the candidates round by round (none is timed on a GPU that another one warmed or
+// cooled), until each has `min_seconds` of timed regions and at least `min_regions`; the fastest
+// by mean time per GEMM (the statistic the cases report) wins.
+struct CandidateTiming {
+  bool runs = false;  // the candidate launched; the others are left out
+  double seconds = 0.0;
+  long long gemms = 0;
+  int regions = 0;
+  double mean() const { return gemms > 0 ? seconds / static_cast<double>(gemms) : 0.0; }
+};
+bool selection_done(const std::vector<CandidateTiming>& c, double min_seconds, int min_regions);
+int fastest_candidate(const std::vector<CandidateTiming>& c);  // -1 when none ran
+
+// The burst ceiling's sweep: triaudit's own 12 shapes, or mamf-finder's documented grid
+// (--m_range 0 20480 256 --n 4096 --k 4096: M = 256 .. 20480 in steps of 256) so the two can be
+// put side by side. Every shape TN, as mamf-finder's torch.matmul reaches cuBLAS.
+std::vector<GemmShape> mamf_ceiling_shapes();
+
 // gemm/cublaslt/<precision>/layout:<nn|tn>/m:M/n:N/k:K, or for an LLM layer
 // gemm/cublaslt/<precision>/llm:<model>-<layer>/tokens:T
 std::string gemm_case_name(const std::string& impl, GemmPrecision p, const GemmShape& s);

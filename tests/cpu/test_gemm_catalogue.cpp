@@ -125,3 +125,35 @@ TEST(GemmCatalogue, OperandSetsAreAlignedSlices) {
   EXPECT_EQ(operand_set_bytes({1, 1, 1, "llm", true}, 1, 2), 3 * 256u);
   EXPECT_EQ(aligned_matrix_bytes(4095, 4095, 2) % 256, 0u);
 }
+
+// Regions are sized by time, not FLOPs: a 2048^3 BF16 GEMM (~25 us on an H100) was timed alone.
+TEST(GemmCatalogue, RegionsHoldHalfAMillisecond) {
+  EXPECT_EQ(gemms_per_region(25e-6), 20);  // 0.5 ms
+  EXPECT_EQ(gemms_per_region(1.4e-3), 1);  // 8192^3: one is enough
+  EXPECT_EQ(gemms_per_region(2e-6), 31);   // the hold's queue caps it
+  EXPECT_EQ(gemms_per_region(0.0), 1);
+  EXPECT_GE(gemms_per_region(25e-6) * 25e-6, kMinRegionSeconds);
+}
+
+// The selection uses the statistic the cases report (the mean), over every candidate's regions.
+TEST(GemmCatalogue, TheFastestCandidateByMean) {
+  std::vector<CandidateTiming> c(3);
+  c[0] = {true, 0.030, 100, 10};  // 300 us mean
+  c[1] = {true, 0.029, 100, 10};  // 290 us mean: the fastest
+  c[2] = {false, 0.0, 0, 0};      // did not launch
+  EXPECT_EQ(fastest_candidate(c), 1);
+  EXPECT_TRUE(selection_done(c, 0.020, 3));
+  EXPECT_FALSE(selection_done(c, 0.031, 3));  // 20 ms each is the floor, whatever one candidate has
+  c[1].regions = 2;
+  EXPECT_FALSE(selection_done(c, 0.020, 3));
+  EXPECT_EQ(fastest_candidate({}), -1);
+  EXPECT_FALSE(selection_done({{false, 0, 0, 0}}, 0.0, 0));
+}
+
+TEST(GemmCatalogue, TheMamfGridIsItsDocumentedRange) {
+  const auto m = mamf_ceiling_shapes();
+  ASSERT_EQ(m.size(), 80u);
+  EXPECT_EQ(m.front().m, 256u);
+  EXPECT_EQ(m.back().m, 20480u);
+  for (const auto& s : m) EXPECT_TRUE(s.transa && s.n == 4096 && s.k == 4096);
+}

@@ -63,3 +63,15 @@ TEST(VerifyElements, EmptyIsNotOk) {
   const auto r = verify_elements(static_cast<const float*>(nullptr), 0, ramp_expected, exact);
   EXPECT_FALSE(r.ok());
 }
+
+// The sampled copy of STREAM's check moves exactly the elements verify_elements would read.
+TEST(Verify, SampledIndicesAreWhatTheStridedCheckReads) {
+  EXPECT_EQ(triaudit::sampled_indices(10, 3), (std::vector<std::uint64_t>{0, 3, 6, 9}));
+  EXPECT_EQ(triaudit::sampled_indices(11, 3), (std::vector<std::uint64_t>{0, 3, 6, 9, 10}));
+  EXPECT_EQ(triaudit::sampled_indices(1, 997), (std::vector<std::uint64_t>{0}));
+  EXPECT_TRUE(triaudit::sampled_indices(0, 5).empty());
+  const std::vector<float> v(2000, 1.0f);
+  const auto r = triaudit::verify_elements(
+      v.data(), v.size(), [](std::uint64_t) { return 1.0; }, [](std::uint64_t) { return 0.0; }, 997);
+  EXPECT_EQ(r.checked, triaudit::sampled_indices(2000, 997).size());
+}
