@@ -5,9 +5,11 @@
 //           allreduce/scaling/<fp32|bf16|fp16>/algo:<...>/gpus:<g>/bytes:<per rank>   (--scaling=on)
 // Counters: algbw = bytes / time, busbw = algbw x 2(n-1)/n (decimal, rates), busbw_max_rank
 //           (the same from the slowest rank's time), ranks, gpus.
-// Time:     as nccl-tests (src/common.cu BenchTime): after a warm-up, regions of >= 20 back-to-back
-//           collectives, each rank's own CUDA events, and the mean over ranks (every process's
-//           ranks); the slowest rank's time is kept as busbw_max_rank.
+// Time:     algbw/busbw: after a warm-up, regions of >= 20 back-to-back collectives, each rank's
+//           own CUDA events, the mean over ranks (every process's ranks); the slowest rank's time
+//           is kept as busbw_max_rank. busbw_host_timed: nccl-tests' own method (src/common.cu
+//           BenchTime): the host clock around 20 collectives up to their completion, averaged over
+//           processes; it includes the enqueue and the sync, so it reads lower at small sizes.
 // Algo:     ring sets NCCL_ALGO=Ring when the communicator is made (the seeds' 2(n-1)/n model);
 //           auto leaves NCCL's choice (NVLS on NVSwitch Hopper systems; published nccl-tests figures).
 //           What NCCL chose per size is recorded in the label (single process: a probe run).
@@ -47,6 +49,8 @@
 
 namespace triaudit {
 namespace {
+
+constexpr int kNcclTestsIters = 20;  // nccl-tests' default -n
 
 struct AllreduceOptions {
   std::uint64_t min_bytes = 8, max_bytes = 8ULL << 30;  // sizes beyond free memory are skipped
@@ -244,6 +248,7 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
   std::vector<double> mean_per_op;
   double sum_mean = 0, sum_max = 0, window = 0, warmup = 0;
   long long timed_ops = 0, warmup_ops = 0;
+  double host_per_op = 0;  // nccl-tests' BenchTime figure
   EnergyReading e0, e1;
   ClockSummary clocks;
   for (auto _ : state) {
@@ -277,6 +282,18 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
     e1 = summed_energy(ranks, active);
     clocks = watch.finish();
     state.SetIterationTime(sum_mean / static_cast<double>(timed_ops));
+    // nccl-tests' own figure (BenchTime): the host clock around 20 collectives queued after the
+    // warm-up, up to their completion, averaged over processes. It includes the host's enqueue
+    // and the final sync, which per-rank events leave out, so it reads lower at small sizes.
+    double host_s = 0;
+    agree.step([&] {
+      const double h0 = HostTimer::now();
+      for (int i = 0; i < kNcclTestsIters; ++i) run_once();
+      record(stops);
+      w.wait(stop_handles, comms, g_opt.timeout_s);
+      host_s = (HostTimer::now() - h0) / kNcclTestsIters;
+    });
+    host_per_op = agree.sum_max(host_s, 0.0).first / agree.sum_max(1.0, 0.0).first;
   }
   if (in_place)
     agree.step([&] {  // repeated in-place sums have grown the data: check one fresh operation
@@ -291,6 +308,11 @@ void allreduce_body(benchmark::State& state, const CaseSpec& c, Agreement& agree
   state.counters["busbw"] =
       benchmark::Counter(b * allreduce_bus_factor(world), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["busbw_max_rank"] = per_op_max > 0 ? busbw(b, per_op_max, world) : 0.0;
+  if (host_per_op > 0) {
+    state.counters["seconds_per_op_host_timed"] = host_per_op;
+    state.counters["algbw_host_timed"] = b / host_per_op;
+    state.counters["busbw_host_timed"] = busbw(b, host_per_op, world);
+  }
   state.counters["ranks"] = world;
   state.counters["gpus"] = world;
 

@@ -1,10 +1,12 @@
 // triaudit_launch: what it costs to start work on the GPU.
 //
-//   launch/empty/enqueue/kernels:512        host cost of one eager launch (512 queued, no sync)
+//   launch/empty/enqueue/kernels:512        host cost of one eager launch (512 queued, no sync; launch
+//                                           errors checked once per region, outside the time)
 //   launch/empty/round_trip/kernels:1       launch + stream synchronize, per launch
 //   launch/chain/<eager|graph>/kernels:N    N empty kernels launched eagerly or as one CUDA Graph,
-//                                           host clock to completion; graph instantiation is timed
-//                                           separately (instantiate_s), never inside the replay
+//                                           host clock to completion; the graph's capture (capture_s)
+//                                           and instantiation (instantiate_s) are timed apart, never
+//                                           inside the replay
 //   launch/chain_fit/<eager|graph>/kernels:1-1024   per-kernel and fixed cost (with standard errors)
 //                                           from a weighted fit over N = 1, 2, 4, ..., 1024
 //   launch/fusion/<unfused|fused>/steps:K/bytes:S   K elementwise steps as K kernels or one
@@ -42,10 +44,16 @@ void enqueue_case(benchmark::State& state, int n) {
     launch_empty(n, s);  // first-launch costs (module load) out of the way
     s.synchronize();
     HostWork work;
-    work.ops = n;                                   // a region enqueues n launches; the time is per launch
-    work.before_region = [&] { s.synchronize(); };  // untimed: the queue drains before the next batch
-    work.run_op = [&] { launch_empty(1, s); };
+    work.ops = n;  // a region enqueues n launches; the time is per launch
+    // Untimed: the previous region's launch errors are checked (once per region, not per launch:
+    // cudaGetLastError is not part of a launch's cost) and the queue drains before the next batch.
+    work.before_region = [&] {
+      TRIAUDIT_CUDA_LAUNCH();
+      s.synchronize();
+    };
+    work.run_op = [&] { kernels::empty_kernel(s); };
     const LoopResult r = measure_host(state, work);
+    TRIAUDIT_CUDA_LAUNCH();
     s.synchronize();
     state.counters["launches_per_second"] = benchmark::Counter(1.0, benchmark::Counter::kIsIterationInvariantRate);
     report_loop(state, r);
@@ -71,10 +79,12 @@ void round_trip_case(benchmark::State& state) {
 struct Chain {
   Chain(int n, bool graph, cudaStream_t s) : n_(n), graph_(graph), s_(s) {
     if (graph_) {
-      const double t = HostTimer::now();
+      const double t0 = HostTimer::now();
       Graph g = Graph::capture(s_, [&](cudaStream_t cs) { launch_empty(n_, cs); });
+      const double t1 = HostTimer::now();
       exec_ = GraphExec(g);
-      instantiate_s = HostTimer::now() - t;
+      capture_s = t1 - t0;
+      instantiate_s = HostTimer::now() - t1;
     }
   }
   void run() {
@@ -88,7 +98,8 @@ struct Chain {
   bool graph_;
   cudaStream_t s_;
   GraphExec exec_;
-  double instantiate_s = 0.0;
+  double capture_s = 0.0;      // recording the launches into a graph
+  double instantiate_s = 0.0;  // cudaGraphInstantiate alone
 };
 
 void chain_case(benchmark::State& state, int n, bool graph) {
@@ -100,7 +111,10 @@ void chain_case(benchmark::State& state, int n, bool graph) {
     work.run_op = [&] { chain.run(); };
     const LoopResult r = measure_host(state, work);
     state.counters["per_kernel_s"] = r.seconds_per_op / n;
-    if (graph) state.counters["instantiate_s"] = chain.instantiate_s;
+    if (graph) {
+      state.counters["capture_s"] = chain.capture_s;
+      state.counters["instantiate_s"] = chain.instantiate_s;
+    }
     // The seeds' point in numbers: a step with thousands of small kernels.
     state.counters["cost_of_3000_kernels_s"] = 3000 * r.seconds_per_op / n;
     report_loop(state, r);

@@ -112,6 +112,8 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
     if (!v.ok()) throw VerificationError(v.describe());
     const double counted = static_cast<double>(copy_bytes_counted(kind, bytes));
     state.counters["bytes_per_second"] = benchmark::Counter(counted, benchmark::Counter::kIsIterationInvariantRate);
+    if (r.median_seconds_per_op > 0)  // nvbandwidth reports the median region; the figure above is the mean
+      state.counters["bytes_per_second_median"] = counted / r.median_seconds_per_op;
     state.counters["bytes_per_op"] = counted;
     state.counters["host_timed"] = copy_is_host_timed(kind) ? 1 : 0;
     if (kind.direction == "bidir" && other_direction_s > 0) {

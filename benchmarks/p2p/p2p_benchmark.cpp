@@ -1,8 +1,9 @@
 // triaudit_p2p: the movement corner between GPUs, every ordered pair.
 //
-// Names: p2p/<ce|sm_read|sm_write>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>
+// Names: p2p/<ce|ce_read|sm_read|sm_write>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>
 //        p2p/staged/uni/src:<i>/dst:<j>/bytes:<N>          (--staged=on: peer access off, via pinned host memory)
-//        p2p/latency/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>
+//        p2p/latency/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>   back-to-back small copies, the time
+//        per copy (p2pBandwidthLatencyTest's latency; not nvbandwidth's pointer-chase latency)
 // (p2p_catalogue.hpp). The catalogue covers GPUs 0 .. --max-gpus-1 on every machine; a pair
 // beyond the visible GPUs, or without peer access, is skipped with the reason (NVML's P2P status).
 // Timing as triaudit_memcpy: CUDA events on the issuing GPU's stream, held by a spinning kernel
@@ -31,6 +32,7 @@ struct Options {
   P2pOptions p2p;
   long long max_gpus = 8;
   std::string staged = "off";
+  std::string pairs = "all";  // or "representative": one ordered pair per link type
 } g_opt;
 
 P2pMachine& machine() {
@@ -117,6 +119,17 @@ EnergyAccount& pair_account(const std::string& name) {
   return accounts[name];
 }
 
+// The link of every covered ordered pair, for --pairs=representative.
+const std::vector<std::vector<std::string>>& link_names() {
+  static std::vector<std::vector<std::string>> names;
+  if (names.empty())
+    for (const auto& row : machine().pairs) {
+      names.emplace_back();
+      for (const PairTopology& p : row) names.back().push_back(p.link);
+    }
+  return names;
+}
+
 LoopResult timed(PairRunner& run, const P2pCase& c, bool forward, EnergyAccount& energy) {
   DeviceGuard g(run.timing_device(forward));  // the latch, the events and the kernels live there
   DeviceWork work;
@@ -135,6 +148,8 @@ LoopResult timed(PairRunner& run, const P2pCase& c, bool forward, EnergyAccount&
 
 std::string method_label(const P2pKind& k) {
   if (k.test == "ce") return "copy engine: cudaMemcpyPeerAsync issued on the source GPU";
+  if (k.test == "ce_read")
+    return "copy engine, read: cudaMemcpyPeerAsync issued on the destination GPU (nvbandwidth's *_memcpy_read_ce)";
   if (k.test == "sm_read") return "SM copy: a kernel on the destination GPU reads the source's memory over the link";
   if (k.test == "sm_write")
     return "SM copy: a kernel on the source GPU writes into the destination's memory over the link";
@@ -145,6 +160,8 @@ void p2p_case(benchmark::State& state, const P2pCase& c) {
   run_guarded(state, [&] {
     const std::string name = c.name();
     if (const auto why = pair_visibility_skip(c.src, c.dst, machine().visible)) throw SkipCase(*why);
+    if (g_opt.pairs == "representative")
+      if (const auto why = representative_pair_skip(c.src, c.dst, link_names())) throw SkipCase(*why);
     const auto s = static_cast<std::size_t>(c.src), d = static_cast<std::size_t>(c.dst);
     if (c.kind.test == "staged") {
       peers().release();
@@ -188,7 +205,10 @@ void p2p_case(benchmark::State& state, const P2pCase& c) {
     }
     if (c.kind.latency)
       append_label(state, std::to_string(r.regions > 0 ? r.ops / r.regions : 0) +
-                              " copies back to back per region; seconds_per_op is the time per copy");
+                              " copies back to back per region; seconds_per_op is the time per copy "
+                              "(p2pBandwidthLatencyTest's latency, not nvbandwidth's pointer chase)");
+    else if (r.median_seconds_per_op > 0)
+      state.counters["bytes_per_second_median"] = counted / r.median_seconds_per_op;
     report_loop(state, r);
     // The harness's energy figures describe the --device GPU alone: replace them with the pair's.
     state.counters.erase("joules_per_op");
@@ -229,7 +249,9 @@ void add_flags(FlagSet& f) {
             "pairs of GPUs 0 .. N-1 are in the catalogue (beyond the visible ones: skipped)");
   f.add_size("min-bytes", &g_opt.p2p.min_bytes, "smallest copy (the sweep steps by 4 down from --max-bytes)");
   f.add_size("max-bytes", &g_opt.p2p.max_bytes, "largest copy, rounded down to a power of two");
-  f.add_list("tests", &g_opt.p2p.tests, {"ce", "sm_read", "sm_write", "latency"}, "what to measure");
+  f.add_list("tests", &g_opt.p2p.tests, {"ce", "ce_read", "sm_read", "sm_write", "latency"}, "what to measure");
+  f.add_choice("pairs", &g_opt.pairs, {"all", "representative"},
+               "every ordered pair, or one per link type (the first of each; the others skipped with the reason)");
   f.add_list("directions", &g_opt.p2p.directions, {"uni", "bidir"}, "one direction at a time, or both at once");
   f.add_choice("staged", &g_opt.staged, {"off", "on"}, "also copy with peer access off, through pinned host memory");
 }
@@ -241,7 +263,7 @@ int main(int argc, char** argv) {
   using namespace triaudit;
   const SuiteSpec spec{
       "triaudit_p2p",
-      "GPU-to-GPU copies for every ordered pair: copy engine, SM read, SM write, uni- and bidirectional, "
+      "GPU-to-GPU copies for every ordered pair: copy engine (write, read), SM read, SM write, uni- and bidirectional, "
       "staged through the host, latency; link types and peer access in the context",
       add_flags,
       register_p2p,

@@ -47,7 +47,7 @@ std::vector<P2pCase> p2p_catalogue(const P2pOptions& o) {
         if (src != dst)
           for (std::uint64_t b : byte_list) out.push_back({kind, src, dst, b});
   };
-  for (const char* test : {"ce", "sm_read", "sm_write"})
+  for (const char* test : {"ce", "ce_read", "sm_read", "sm_write"})
     if (wanted(o.tests, test))
       for (const char* dir : {"uni", "bidir"})
         if (wanted(o.directions, dir)) each_pair({test, dir, false}, sizes);
@@ -55,6 +55,21 @@ std::vector<P2pCase> p2p_catalogue(const P2pOptions& o) {
   if (wanted(o.tests, "latency"))
     for (const char* test : {"ce", "sm_write"}) each_pair({test, "uni", true}, p2p_latency_sizes());
   return out;
+}
+
+std::optional<std::string> representative_pair_skip(int src, int dst,
+                                                    const std::vector<std::vector<std::string>>& links) {
+  const auto n = static_cast<int>(links.size());
+  if (src < 0 || dst < 0 || src >= n || dst >= n) return std::nullopt;
+  const std::string& link = links[static_cast<std::size_t>(src)][static_cast<std::size_t>(dst)];
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j || links[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] != link) continue;
+      if (i == src && j == dst) return std::nullopt;  // the first of its type
+      return "not the representative pair of its link type (" + link + "): GPU " + std::to_string(i) + " -> GPU " +
+             std::to_string(j) + " is measured for it (--pairs=all measures every pair)";
+    }
+  return std::nullopt;
 }
 
 int p2p_queue_entries(const P2pKind& k) {

@@ -15,14 +15,16 @@
 namespace triaudit {
 
 // One copy the corner measures between an ordered pair of GPUs.
-//   test:      ce (cudaMemcpyPeerAsync, issued on the source GPU), sm_read (a kernel on the
+//   test:      ce (cudaMemcpyPeerAsync, issued on the source GPU: the source's copy engine
+//              writes), ce_read (the same copy issued on the destination GPU: its copy engine
+//              reads, nvbandwidth's *_memcpy_read_ce), sm_read (a kernel on the
 //              destination reading the source's memory), sm_write (a kernel on the source writing
 //              the destination's memory), staged (peer access off: source -> pinned host memory ->
 //              destination, two copies in sequence).
 //   direction: uni, or bidir (measured while the opposite direction, twice as large, runs).
 //   latency:   small copies back to back, reported per copy (seconds_per_op).
 struct P2pKind {
-  std::string test;       // ce, sm_read, sm_write, staged
+  std::string test;       // ce, ce_read, sm_read, sm_write, staged
   std::string direction;  // uni, bidir
   bool latency = false;
 };
@@ -38,7 +40,7 @@ struct P2pOptions {
   int max_gpus = 8;
   std::uint64_t min_bytes = 8ULL << 10;
   std::uint64_t max_bytes = 512ULL << 20;  // nvbandwidth's default buffer
-  std::vector<std::string> tests = {"ce", "sm_read", "sm_write", "latency"};
+  std::vector<std::string> tests = {"ce", "ce_read", "sm_read", "sm_write", "latency"};
   std::vector<std::string> directions = {"uni", "bidir"};
   bool staged = false;
 };
@@ -69,6 +71,13 @@ int p2p_ops_per_region(const P2pKind& k, std::uint64_t bytes);
 // Bytes each device must hold for the case (both ends of a bidirectional copy hold a source and
 // a destination of twice the size, for the interfering copy).
 std::uint64_t p2p_device_bytes(const P2pKind& k, std::uint64_t bytes);
+
+// --pairs=representative (the quick profile): one ordered pair per link type is measured, the
+// first in catalogue order whose link (links[i][j], nvidia-smi topo's words) has that type; every
+// other pair is skipped with the reason. On an NVSwitch node that is one pair instead of 56.
+// nullopt: measure this pair.
+std::optional<std::string> representative_pair_skip(int src, int dst,
+                                                    const std::vector<std::vector<std::string>>& links);
 
 // Why a pair cannot run on a machine with `visible` GPUs, or nullopt when both exist.
 std::optional<std::string> pair_visibility_skip(int src, int dst, int visible);

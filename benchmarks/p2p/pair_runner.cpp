@@ -68,9 +68,9 @@ PairRunner::~PairRunner() = default;
 PairRunner::End& PairRunner::end(bool source) const { return source ? *src_end_ : *dst_end_; }
 
 PairRunner::End& PairRunner::issuer(bool forward) const {
-  // sm_read runs on the receiving GPU; every other kind is issued by the sending one.
+  // sm_read and ce_read run on the receiving GPU; every other kind is issued by the sending one.
   const bool from_is_src = forward;
-  return kind_.test == "sm_read" ? end(!from_is_src) : end(from_is_src);
+  return kind_.test == "sm_read" || kind_.test == "ce_read" ? end(!from_is_src) : end(from_is_src);
 }
 
 int PairRunner::timing_device(bool forward) const { return issuer(forward).device; }
@@ -78,7 +78,7 @@ cudaStream_t PairRunner::timing_stream(bool forward) const { return issuer(forwa
 
 void PairRunner::copy(End& from, End& to, std::uint64_t bytes, End& by) {
   DeviceGuard g(by.device);
-  if (kind_.test == "ce") {
+  if (kind_.test == "ce" || kind_.test == "ce_read") {
     TRIAUDIT_CUDA(cudaMemcpyPeerAsync(to.in.data(), to.device, from.out.data(), from.device, bytes, by.stream));
   } else if (kind_.test == "sm_read" || kind_.test == "sm_write") {
     kernels::p2p_copy(from.out.data(), to.in.data(), bytes, by.stream);

@@ -1,6 +1,6 @@
 // One GPU-to-GPU copy kind at one size between an ordered pair: the buffers at both ends, the copy
 // itself on the right device's stream, and the check that every word arrived. The copy is issued
-// by the source for ce, sm_write and staged, by the destination for sm_read (the side whose stream
+// by the source for ce, sm_write and staged, by the destination for sm_read and ce_read (the side whose stream
 // times it). A bidirectional copy at both ends holds a source and a destination of twice the size:
 // the measured direction moves `bytes`, the interfering one, issued by the other side on its own
 // stream, twice as much (nvbandwidth's method), so it runs for the whole measured copy.

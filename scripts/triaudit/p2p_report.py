@@ -4,7 +4,7 @@ of the median of their link type; and allreduce scaling (`triaudit_allreduce --s
 against GPU count with the parallel efficiency.
 
 Names read (DESIGN.md's contract, issue #15):
-  p2p/<ce|sm_read|sm_write>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>  bytes_per_second (src->dst), bidir also
+  p2p/<ce|ce_read|sm_read|sm_write>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>  bytes_per_second (src->dst), bidir also
                                                                     bytes_per_second_total
   p2p/staged/uni/src:<i>/dst:<j>/bytes:<N>                          peer access off, through host memory
   p2p/latency/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>               seconds_per_op
@@ -25,6 +25,8 @@ from .table import plain
 TEST_ORDER = [
     ("ce", "uni"),
     ("ce", "bidir"),
+    ("ce_read", "uni"),
+    ("ce_read", "bidir"),
     ("sm_read", "uni"),
     ("sm_read", "bidir"),
     ("sm_write", "uni"),

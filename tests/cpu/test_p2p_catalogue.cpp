@@ -61,7 +61,8 @@ TEST(P2pCatalogue, DefaultCatalogueHoldsEveryTestDirectionAndLatency) {
     names.insert(c.name());
   }
   EXPECT_EQ(names.size(), cases.size());  // no name twice
-  for (const char* k : {"ce/uni", "ce/bidir", "sm_read/uni", "sm_read/bidir", "sm_write/uni", "sm_write/bidir"})
+  for (const char* k : {"ce/uni", "ce/bidir", "ce_read/uni", "ce_read/bidir", "sm_read/uni", "sm_read/bidir",
+                        "sm_write/uni", "sm_write/bidir"})
     EXPECT_EQ(per_kind[k], 56 * 9) << k;  // 8 x 7 pairs, 9 sizes
   EXPECT_EQ(per_kind["latency/ce"], 56 * 3);
   EXPECT_EQ(per_kind["latency/sm_write"], 56 * 3);
@@ -209,4 +210,24 @@ TEST(P2pKernel, CopySplitsIntoVectorsAndAWordTail) {
   EXPECT_EQ(kernels::p2p_copy_split(60).vectors, 3u);
   EXPECT_EQ(kernels::p2p_copy_split(60).tail_words, 3u);
   EXPECT_EQ(kernels::p2p_copy_split(60).tail_offset_words, 12u);
+}
+
+// The quick profile measures one ordered pair per link type, the first of each in catalogue order.
+TEST(P2pCatalogue, OnePairPerLinkType) {
+  const std::vector<std::vector<std::string>> nvswitch(8, std::vector<std::string>(8, "NV18"));
+  EXPECT_FALSE(representative_pair_skip(0, 1, nvswitch).has_value());
+  int measured = 0;
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j)
+      if (i != j && !representative_pair_skip(i, j, nvswitch)) ++measured;
+  EXPECT_EQ(measured, 1);  // 1 of 56
+  // Two PCIe switches: PIX inside each, SYS across.
+  std::vector<std::vector<std::string>> pcie(4, std::vector<std::string>(4, "SYS"));
+  pcie[0][1] = pcie[1][0] = pcie[2][3] = pcie[3][2] = "PIX";
+  EXPECT_FALSE(representative_pair_skip(0, 1, pcie).has_value());
+  EXPECT_FALSE(representative_pair_skip(0, 2, pcie).has_value());
+  const auto why = representative_pair_skip(2, 3, pcie);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("GPU 0 -> GPU 1 is measured for it"), std::string::npos);
+  EXPECT_TRUE(representative_pair_skip(3, 0, pcie).has_value());
 }
