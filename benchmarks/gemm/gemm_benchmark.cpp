@@ -210,14 +210,18 @@ std::function<void()> ceiling_once(const CeilingShape& c, DeviceBuffer<unsigned 
   return [&c, &ws, &stream] { c.gemm->run(c.buf->a(0), c.buf->b(0), c.buf->d(0), ws.data(), stream); };
 }
 
-CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffer<unsigned char>& ws, Stream& stream) {
+// `device_warm`: the previous shape of the sweep just ran, so the selection needs no warm-up of its own.
+CeilingShape prepare_ceiling_shape(GemmPrecision p, GemmShape shape, DeviceBuffer<unsigned char>& ws, Stream& stream,
+                                   bool device_warm = false) {
   const LtTypes t = lt_types(p);
   CeilingShape c{shape, nullptr, nullptr};
   require_short_enough(estimate_gemm_seconds(p, shape), "m:" + std::to_string(shape.m) + " n:" +
                                                             std::to_string(shape.n) + " k:" + std::to_string(shape.k));
   c.buf = make_buffers(t.ab_elem, t.cd_elem, shape, stream, ws.bytes());
   c.gemm = std::make_unique<LtGemm>(lt_handle(), p, shape, ws.bytes());
-  c.gemm->autotune(*c.buf, ws.data(), stream, gemms_per_region(estimate_gemm_seconds(p, shape)));
+  AutotuneEffort effort;
+  if (device_warm) effort.warmup_s = 0.0;
+  c.gemm->autotune(*c.buf, ws.data(), stream, gemms_per_region(estimate_gemm_seconds(p, shape)), 8, effort);
   if (const GemmCheck chk = launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, ws, stream), stream);
       !chk.ok())
     throw VerificationError("m:" + std::to_string(shape.m) + " n:" + std::to_string(shape.n) +
@@ -248,7 +252,7 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
         // Each shape gets the whole free memory (its rotation sets): nothing of the others is kept.
         auto c = std::make_unique<CeilingShape>();
         try {
-          *c = prepare_ceiling_shape(p, s, *kept_ws, stream);
+          *c = prepare_ceiling_shape(p, s, *kept_ws, stream, !first);
         } catch (const SkipCase& e) {
           skipped = e.what();
           continue;  // this shape does not fit or is too long here: the others still count
@@ -267,7 +271,7 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
         }
       }
       if (!best) throw SkipCase("no ceiling shape could run here" + (skipped.empty() ? "" : ": " + skipped));
-      kept = std::make_unique<CeilingShape>(prepare_ceiling_shape(p, *best, *kept_ws, stream));
+      kept = std::make_unique<CeilingShape>(prepare_ceiling_shape(p, *best, *kept_ws, stream, true));
       kept_precision = p;
     }
     CeilingShape& c = *kept;

@@ -83,3 +83,27 @@ def test_the_card_is_found_as_plan_finds_it():
     assert T.card_by_key("NVIDIA H200").key == "h200"
     with pytest.raises(T.ModelError, match="unknown card"):
         T.card_by_key("no-such-card")
+
+
+def test_quick_fits_ninety_seconds_on_eight_h200s(build_dir):
+    """On 8 GPUs the quick profile measured all 56 ordered pairs (~389 s by the model itself): it now
+    measures one representative pair per link type (--pairs=representative), full keeps every pair."""
+    est = _estimate(build_dir, "quick", gpus=8)
+    total = sum(e.seconds for e in est)
+    assert total <= 90, T.format_estimate(est, T.card_by_key("h200"), "quick")
+    assert "--pairs=representative" in runner.PROFILES["quick"]["triaudit_p2p"]
+    assert "--pairs=representative" not in runner.PROFILES["full"]["triaudit_p2p"]
+
+
+def test_the_gemm_selection_and_checks_are_counted():
+    """The model counts what the executable does before and after timing: the selection (warm-up,
+    then >= 20 ms per candidate), the ceiling's second selection of its best shape, and the checked
+    launches (one GEMM and the FP64 reference of one element per 64 x 64 block)."""
+    card = T.card_by_key("h200")
+    s = T.Settings(0.05, 0.2, 10, 1)
+    lt = T._gemm("gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192", card, s)
+    assert lt > s.warmup + T.AUTOTUNE_CANDIDATES * T.AUTOTUNE_MIN_S + s.warmup + s.min_time
+    burst = T._gemm("gemm/ceiling/bf16/burst", card, s)
+    # every shape of the sweep selected once, the best one a second time
+    assert burst > (len(T.CEILING_SHAPES) + 1) * T.AUTOTUNE_CANDIDATES * T.AUTOTUNE_MIN_S + s.warmup
+    assert T.gemms_per_region(25e-6) == 20 and T.gemms_per_region(1.4e-3) == 1 and T.gemms_per_region(1e-6) == 31

@@ -39,6 +39,23 @@ EXE_STARTUP_S = 1.0  # process, CUDA context, NVML, catalogue
 NCCL_INIT_S = 1.5  # one set of communicators
 NCCL_LATENCY_S = 15e-6  # one small allreduce
 
+# The GEMM selection and checks (benchmarks/gemm): candidates the heuristic offers, the timed
+# seconds each gets, and the fixed cost of one checked launch (the copies back, the host's loop).
+AUTOTUNE_CANDIDATES = 8
+AUTOTUNE_MIN_S = 0.02
+VERIFY_FIXED_S = 0.003
+MIN_REGION_S = 5e-4  # gemm_catalogue.hpp kMinRegionSeconds
+
+
+def gemms_per_region(seconds_per_gemm: float) -> int:
+    """gemm_catalogue.cpp gemms_per_region: >= 0.5 ms of GEMMs per region, 1 to 31."""
+    import math
+
+    if not seconds_per_gemm > 0:
+        return 1
+    return int(min(31, max(1, math.ceil(MIN_REGION_S / seconds_per_gemm))))
+
+
 DEFAULTS = {"min_time": 0.05, "warmup": 0.2, "sustained": 10.0, "repetitions": 1, "max_op": 1.0}
 
 # The LLM layers of triaudit_gemm (gemm_catalogue.cpp llm_shapes): (in_features, out_features).
@@ -87,6 +104,7 @@ class Settings:
     sustained: float
     repetitions: int
     max_op: float = DEFAULTS["max_op"]  # triaudit_gemm --max-op-seconds: longer GEMMs are skipped
+    pairs: str = "all"  # triaudit_p2p --pairs: all, or representative (one ordered pair per link type)
 
 
 @dataclass
@@ -124,6 +142,7 @@ def settings_from_args(args: list[str]) -> Settings:
         value("--sustained-s", DEFAULTS["sustained"]),
         int(value("--benchmark_repetitions", 1)),
         value("--max-op-seconds", DEFAULTS["max_op"]),
+        next((a.split("=", 1)[1] for a in args if a.startswith("--pairs=")), "all"),
     )
 
 
@@ -187,24 +206,36 @@ def _gemm(name: str, card: specs.CardSpec, s: Settings) -> float:
         flops = 2.0 * m * n * k
         return max(flops / rate, (m * k + k * n) * ab / hbm + m * n * cd / hbm) + KERNEL_LAUNCH_S
 
-    def setup(m, n, k, candidates=8):
+    def check(m, n, k):
+        """launch_and_check: poison D, one GEMM, the FP64 reference of one element per 64 x 64
+        block and 1020 more (each K long), back to the host."""
+        samples = ((m + 63) // 64) * ((n + 63) // 64) + 1026
+        return one(m, n, k) + samples * k * 2 * ab / hbm + VERIFY_FIXED_S
+
+    def setup(m, n, k, candidates=AUTOTUNE_CANDIDATES, warm=False):
+        """Operands, then the selection (LtGemm::autotune): a warm-up (none when the sweep's previous
+        shape just ran), then each candidate's regions in turn until each has AUTOTUNE_MIN_S and 3 regions."""
         per_set = (m * k + k * n) * ab + m * n * cd
         sets = max(1, min(4096, int(3 * card.l2_mb * 1e6 // per_set) + 1))
-        ops = 1 if 2.0 * m * n * k >= 1e10 else max(1, min(31, int(1e10 / (2.0 * m * n * k))))
-        return sets * per_set / hbm + candidates * 4 * ops * one(m, n, k) + 0.02, ops
+        ops = gemms_per_region(one(m, n, k))
+        region = ops * one(m, n, k) + REGION_OVERHEAD_S
+        select = (0.0 if warm else s.warmup) + candidates * max(AUTOTUNE_MIN_S, 3 * region)
+        return sets * per_set / hbm + select + 0.02, ops
 
     if kind == "ceiling":
         mode = parts[3]
         if mode == "sustained":
             st, ops = setup(8192, 8192, 8192)
-            return st + s.repetitions * (CALL_OVERHEAD_S + s.warmup + s.sustained)
+            return st + 2 * check(8192, 8192, 8192) + s.repetitions * (CALL_OVERHEAD_S + s.warmup + s.sustained)
         first = 0.0
-        for m, n, k in CEILING_SHAPES:
-            st, ops = setup(m, n, k)
-            first += st + max(s.min_time, ops * one(m, n, k))
+        for i, (m, n, k) in enumerate(CEILING_SHAPES):
+            st, ops = setup(m, n, k, warm=i > 0)
+            first += st + check(m, n, k) + max(s.min_time, ops * one(m, n, k))
         first += s.warmup
         m, n, k = max(CEILING_SHAPES, key=lambda x: x[0] * x[1] * x[2])
-        return first + s.repetitions * _loop(s, one(m, n, k))
+        st, ops = setup(m, n, k, warm=True)  # the best shape is prepared (and tuned) again, and kept
+        first += st + check(m, n, k)
+        return first + s.repetitions * (_loop(s, ops * one(m, n, k)) + check(m, n, k))
     m, n, k = _gemm_shape(name)
     probe = 0.05
     if one(m, n, k) > s.max_op:  # the executable skips it before launching (estimate from its probe)
@@ -220,9 +251,15 @@ def _gemm(name: str, card: specs.CardSpec, s: Settings) -> float:
         return (
             probe
             + st
-            + s.repetitions * (_loop(s, ops * one(m, n, k) * slow) + _loop(s, ops * one(m, n, k)) - CALL_OVERHEAD_S)
+            + s.repetitions
+            * (
+                _loop(s, ops * one(m, n, k) * slow)
+                + _loop(s, ops * one(m, n, k))
+                - CALL_OVERHEAD_S
+                + 2 * check(m, n, k) * slow
+            )
         )
-    return probe + st + s.repetitions * _loop(s, ops * one(m, n, k), 0.02)
+    return probe + st + s.repetitions * (_loop(s, ops * one(m, n, k)) + 2 * check(m, n, k))
 
 
 def _memcpy(name: str, card: specs.CardSpec, s: Settings) -> float:
@@ -280,11 +317,22 @@ def _allreduce(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float
     return s.repetitions * _loop(s, ops * one, check)
 
 
+def representative_pairs(card: specs.CardSpec, gpus: int) -> list[tuple[int, int]]:
+    """The ordered pairs --pairs=representative measures, as the model assumes them: one link type
+    on an NVLink/NVSwitch card (every pair NV#), up to three on PCIe (one switch, one socket, across
+    sockets), the first pairs in catalogue order. The real ones are chosen at run time from the topology."""
+    pairs = [(i, j) for i in range(gpus) for j in range(gpus) if i != j]
+    return pairs[: 1 if card.nvlink_gbps else 3]
+
+
 def _p2p(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float:
     parts = name.split("/")
     a = _args(name)
-    if gpus < 2 or int(a["src"]) >= gpus or int(a["dst"]) >= gpus:
+    src, dst = int(a["src"]), int(a["dst"])
+    if gpus < 2 or src >= gpus or dst >= gpus:
         return s.repetitions * 0.002  # skipped with the reason at once
+    if s.pairs == "representative" and (src, dst) not in representative_pairs(card, gpus):
+        return s.repetitions * 0.002
     size = int(a["bytes"])
     link = (card.nvlink_gbps / 2 * 1e9 if card.nvlink_gbps else card.pcie_gbps_per_direction * 1e9) * PCIE_EFFICIENCY
     setup = 2 * size / 4 / HOST_CHECK_PER_S  # pattern and the first full check
