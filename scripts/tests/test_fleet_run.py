@@ -45,7 +45,8 @@ def test_every_gpu_at_once_one_file_per_executable_per_gpu(tmp_path):
     assert run_dir.parent.name == "synthetic-gpu"  # filed under the card, as `triaudit run` does
     ctx = _contexts(run_dir)
     assert sorted(ctx) == sorted(
-        [f"triaudit_{e}.gpu{i}.json" for e in ("stream", "gemm") for i in range(4)] + ["triaudit_allreduce.node.json"]
+        [f"triaudit_{e}.gpu{i}.json" for e in ("stream", "gemm", "gemm_ladder") for i in range(4)]
+        + ["triaudit_allreduce.node.json"]
     )
     for i in range(4):
         c = ctx[f"triaudit_stream.gpu{i}.json"]
@@ -65,7 +66,7 @@ def test_every_gpu_at_once_one_file_per_executable_per_gpu(tmp_path):
     assert manifest["complete"] is True and manifest["mode"] == "all-gpus"
     assert [(g["index"], g["uuid"], g["pci_bus_id"]) for g in manifest["gpus"]] == [(i, u, b) for i, u, b, _ in GPUS]
     assert all(e["uuid_check"] == "ok" for g in manifest["gpus"] for e in g["executables"])
-    assert len(manifest["executables"]) == 9
+    assert len(manifest["executables"]) == 13  # stream, gemm and the GEMM ladder on 4 GPUs, allreduce once
 
     [status] = read_statuses(results)
     assert status["state"] == "complete" and status["exit_code"] == 0

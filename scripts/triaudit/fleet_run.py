@@ -35,9 +35,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import runner
+from . import child, runner
 from .fleet_status import StatusFile
-from .runner import EXIT_FAILED, EXIT_NO_DEVICE, EXIT_OK, EXIT_TIMEOUT, EXIT_USAGE, Outcome
+from .runner import EXIT_FAILED, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, Outcome
 
 EXIT_INTERRUPTED = 130
 NODE_LEVEL = {"triaudit_allreduce", "triaudit_p2p"}  # measured once over all chosen GPUs, not per GPU
@@ -199,37 +199,42 @@ class _Chains:
         json_path = self.staging / f"{name}.{tag}.json"
         log_path = self.staging / f"{name}.{tag}.log"
         cmd = [str(exe), f"--benchmark_out={json_path}", *args]
-        start = time.monotonic()
         self.log(f"  [{tag}] {name} started")
-        with open(log_path, "w", encoding="utf-8") as logf:
-            logf.write("$ " + " ".join(cmd) + "\n")
-            logf.flush()
-            with self.lock:  # interrupt() holds it too: nothing starts after it has stopped the others
-                if self.stop.is_set():
-                    return None
-                proc = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, env=env)
+
+        def started(proc):
+            with self.lock:  # interrupt() holds it too: a process it missed is stopped at once
                 self.procs.add(proc)
-            try:
-                rc = proc.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-                logf.write(f"\ntriaudit run: {name} killed after {limit:.0f} s\n")
-                rc = EXIT_TIMEOUT
-            finally:
-                with self.lock:
-                    self.procs.discard(proc)
-        seconds = round(time.monotonic() - start, 1)
-        self.log(f"  [{tag}] {name} exit {rc} after {seconds:.0f} s")
-        return {
-            "executable": name,
+                late = self.stop.is_set()
+            if late:
+                child.end_group(proc, signal.SIGINT)
+
+        with self.lock:
+            if self.stop.is_set():
+                return None
+        try:
+            done = child.run_executable(cmd, log_path, limit, env=env, on_start=started)
+        except BaseException:
+            child.salvage(json_path, "interrupted")
+            raise
+        finally:
+            with self.lock:
+                self.procs = {p for p in self.procs if p.poll() is None}
+        rc = done.exit_code
+        saved = child.salvage(json_path, f"stopped at its limit of {limit:.0f} s" if done.timed_out else f"exit {rc}")
+        self.log(f"  [{tag}] {name} exit {rc} after {done.seconds:.0f} s" + (f"; {saved}" if saved else ""))
+        entry = {
+            "step": name,
+            "executable": runner.STEP_EXECUTABLE.get(name, name),
             "command": cmd,
             "exit_code": rc,
-            "seconds": seconds,
+            "seconds": done.seconds,
             "json": json_path.name if json_path.exists() else None,
             "log": log_path.name,
             "cuda_visible_devices": env.get("CUDA_VISIBLE_DEVICES"),
         }
+        if saved:
+            entry["salvaged"] = saved
+        return entry
 
     def chain(self, gpu: Gpu, exes: list[tuple[str, Path, list[str]]], env: dict, record: dict) -> None:
         for name, exe, args in exes:
@@ -244,13 +249,8 @@ class _Chains:
         self.stop.set()
         with self.lock:
             procs = list(self.procs)
-        for p in procs:
-            p.send_signal(signal.SIGINT)
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        for p in procs:  # each process group: SIGINT, then SIGKILL after the grace period
+            child.end_group(p, signal.SIGINT)
 
 
 def _gpu_env(base: dict, gpu_uuids: list[str], index: str | None, siblings: bool) -> dict:
@@ -363,7 +363,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
             f"build directory {s.build_dir} does not exist on {record['host']}: build first",
             "bad setup",
         )
-    exes = runner.find_executables(s.build_dir, s.only)
+    exes = runner.find_steps(s.build_dir, s.only)
     if not exes:
         return finish(
             EXIT_USAGE,
@@ -473,7 +473,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     for rec, names in [(g, [n for n, _, _ in per_gpu]) for g in manifest["gpus"]] + [
         (manifest["node_level"], [n for n, _, _ in node_level])
     ]:
-        ran = {e["executable"] for e in rec["executables"]}
+        ran = {e["step"] for e in rec["executables"]}
         if [n for n in names if n not in ran]:
             rec["not_started"] = [n for n in names if n not in ran]
     not_started = [
@@ -488,14 +488,10 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
         logs = "".join(
             (staging / e["log"]).read_text(errors="replace") for e in all_runs if (staging / e["log"]).exists()
         )
-        shutil.rmtree(staging, ignore_errors=True)
-        runner._tidy_incoming(s.results)
-        if interrupted:
-            return finish(
-                EXIT_INTERRUPTED, None, "interrupted before anything was measured: nothing written", "interrupted"
-            )
         codes = [e["exit_code"] for e in all_runs]
-        if codes and all(c == EXIT_NO_DEVICE for c in codes):
+        if not interrupted and codes and all(c == EXIT_NO_DEVICE for c in codes):
+            shutil.rmtree(staging, ignore_errors=True)  # they said only "no CUDA device"
+            runner._tidy_incoming(s.results)
             reason = runner.no_device_reason(logs)
             return finish(
                 EXIT_NO_DEVICE,
@@ -504,10 +500,31 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
                 "no CUDA device",
                 reason=reason,
             )
-        return finish(EXIT_FAILED, None, f"no executable reported a device; exit codes {codes}", "failed")
+        # Logs are never deleted: they stay in results/.incoming with the manifest.
+        runner._write_manifest(staging, manifest)
+        if interrupted:
+            return finish(
+                EXIT_INTERRUPTED,
+                None,
+                f"interrupted before any executable reported a device; its logs are kept in {staging}",
+                "interrupted",
+            )
+        said = [
+            f"{e['step']} (exit {e['exit_code']}): {runner.last_words(staging / e['log'])}"
+            for e in all_runs
+            if e["exit_code"] != EXIT_NO_DEVICE
+        ]
+        return finish(
+            EXIT_FAILED,
+            None,
+            f"no executable reported a device; exit codes {codes}"
+            + (": " + "; ".join(said) if said else "")
+            + f"; its logs are kept in {staging}",
+            "failed",
+        )
 
     manifest["card"] = card
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    runner._write_manifest(staging, manifest)
     final = runner._unique_dir(s.results / runner.slug(card), f"{started}-{runner.slug(record['host'])}")
     final.parent.mkdir(parents=True, exist_ok=True)
     os.rename(staging, final)
@@ -516,7 +533,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     tagged = [(f"gpu{rec['index']}", e) for rec in manifest["gpus"] for e in rec["executables"]] + [
         ("node", e) for e in manifest["node_level"]["executables"]
     ]
-    failed = [f"{e['executable']} ({tag}) exit {e['exit_code']}" for tag, e in tagged if e["exit_code"] != EXIT_OK]
+    failed = [f"{e['step']} ({tag}) exit {e['exit_code']}" for tag, e in tagged if e["exit_code"] != EXIT_OK]
     wrong = [
         f"{e['executable']} gpu{rec['index']}: {e['uuid_check']}"
         for rec in manifest["gpus"]

@@ -4,9 +4,11 @@ Handles: with or without aggregates, repetitions, errored and skipped cases (1.7
 as an error whose message starts with "skipped:"; 1.8+ has "skipped"/"skip_message"), NaN and
 Infinity literals (a non-finite time or counter makes its case an error naming file and case, except
 an energy counter, which is then unknown), complexity rows (BigO/RMS: skipped and counted). Rows that
-cannot be told apart (a case twice with one repetition_index) are a conflict, never pooled. Malformed
-or truncated files, and other tools' JSON (nvbench, pytest-benchmark), are refused with the file's name
-and the reason. Only this module knows Google Benchmark's field names.
+cannot be told apart (a case twice with one repetition_index) are a conflict, never pooled. A file cut
+off after its context (a killed executable) is read up to its last whole entry, with a warning naming
+the file and how many entries were kept. Malformed files, and other tools' JSON (nvbench,
+pytest-benchmark), are refused with the file's name and the reason. Only this module knows Google
+Benchmark's field names.
 """
 
 from __future__ import annotations
@@ -295,6 +297,9 @@ def entry_run(i: int, e: Any, path: Path, skipped_rows: dict[str, int]) -> Run |
 def file_notes(path: Path, context: dict, skipped_rows: dict[str, int]) -> list[str]:
     """What a reader should be told about a file: rows left out, a different result schema."""
     notes = [f"{path.name}: {n} {what} row(s) skipped (no time of their own)" for what, n in skipped_rows.items()]
+    for key in (TRUNCATED_KEY, SALVAGED_KEY):
+        if context.get(key):
+            notes.append(f"warning: {path}: {context[key]}")
     version = context.get("triaudit_schema_version")
     if version is not None and str(version) != SCHEMA_VERSION:
         notes.append(
@@ -329,12 +334,56 @@ def read_json(path: Path) -> Any:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise LoadError(
-                f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}"
-            ) from exc
+            recovered = recover_truncated(text)
+            if recovered is None:
+                raise LoadError(
+                    f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}"
+                ) from exc
+            data, kept = recovered
+            data["context"][TRUNCATED_KEY] = (
+                f"the file ends before its last entry closes (its writer was stopped?): {kept} whole "
+                f"benchmark entr{'y' if kept == 1 else 'ies'} read, the rest lost"
+            )
         except RecursionError as exc:
             raise LoadError(f"{path}: JSON nested too deeply") from exc
     return data
+
+
+# Context keys that say a file is not what its executable would have written had it finished:
+# set by the reader for a truncated file, by `triaudit run` for one it rebuilt from the cases an
+# executable had written before it was stopped. Both become a warning naming the file.
+TRUNCATED_KEY = "triaudit_truncated"
+SALVAGED_KEY = "triaudit_salvaged"
+_BENCHMARKS_OPEN = re.compile(r'"benchmarks"\s*:\s*\[')
+
+
+def recover_truncated(text: str) -> tuple[dict, int] | None:
+    """A Google Benchmark file cut off after its context, read up to its last whole entry:
+    ({"context": ..., "benchmarks": [...]}, entries kept), or None when even the context is not
+    whole. Google Benchmark writes the closing `]}` only at the end, so a killed executable leaves
+    such a prefix; triaudit's own executables write it case by case (result_file.hpp)."""
+    m = _BENCHMARKS_OPEN.search(text)
+    if m is None:
+        return None
+    head = text[: m.start()].rstrip().rstrip(",")
+    try:
+        top = json.loads(head + "}")
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    if not isinstance(top, dict) or not isinstance(top.get("context"), dict):
+        return None  # no context: nothing says what ran where
+    decoder, pos, entries = json.JSONDecoder(), m.end(), []
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text) or text[pos] == "]":
+            break
+        try:
+            entry, pos = decoder.raw_decode(text, pos)
+        except (json.JSONDecodeError, RecursionError):
+            break
+        entries.append(entry)
+    return {"context": dict(top["context"]), "benchmarks": entries}, len(entries)
 
 
 def _fast_json(raw: bytes) -> Any:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from . import builddir
 from .builddir import find_build_dir
+from .child import last_words, run_executable, salvage
 from .progress import PlainProgress, classify
 from .progress import choose as choose_progress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
-EXIT_TIMEOUT = 124  # an executable that ran past --timeout-s (as timeout(1) reports it)
 MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
 
 EXECUTABLES = [
@@ -38,6 +38,19 @@ EXECUTABLES = [
     "triaudit_p2p",
     "triaudit_launch",
 ]
+
+# The steps of a run, in order: each runs one executable (the hand-written GEMM ladder is its own
+# step, last: the wgmma levels are the likeliest to hang, and a hang then costs no other corner).
+STEPS: list[tuple[str, str]] = [
+    ("triaudit_stream", "triaudit_stream"),
+    ("triaudit_gemm", "triaudit_gemm"),
+    ("triaudit_memcpy", "triaudit_memcpy"),
+    ("triaudit_allreduce", "triaudit_allreduce"),
+    ("triaudit_p2p", "triaudit_p2p"),
+    ("triaudit_launch", "triaudit_launch"),
+    ("triaudit_gemm_ladder", "triaudit_gemm"),
+]
+STEP_EXECUTABLE = dict(STEPS)
 
 COMMON_ARGS = ["--benchmark_out_format=json", "--benchmark_display_aggregates_only=true"]
 # Every profile binds each executable to its GPU's NUMA node, CPUs and memory (nvbandwidth does);
@@ -66,14 +79,20 @@ PROFILES: dict[str, dict[str, list[str]]] = {
             "bytes:4194304|triad_sustained/.*)/",
         ],
         "triaudit_gemm": [
-            "--families=square,ceiling,ladder",
+            "--families=square,ceiling",
             "--max-square=8192",
             "--min-time=0.03",
             _QUICK_WARMUP,
             "--sustained-s=0.5",
             _REPS,
-            "--benchmark_filter=^gemm/(cublaslt/(bf16|fp8e4m3)/layout:tn/m:8192/|ceiling/bf16/|"
-            "ladder_l[35]_[a-z0-9_]+/bf16/layout:tn/m:8192/)",
+            "--benchmark_filter=^gemm/(cublaslt/(bf16|fp8e4m3)/layout:tn/m:8192/|ceiling/bf16/)",
+        ],
+        "triaudit_gemm_ladder": [
+            "--families=ladder",
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            _REPS,
+            "--benchmark_filter=^gemm/ladder_l[35]_[a-z0-9_]+/bf16/layout:tn/m:8192/",
         ],
         "triaudit_memcpy": [
             "--directions=h2d,d2h,d2d,bidir",
@@ -125,6 +144,7 @@ PROFILES: dict[str, dict[str, list[str]]] = {
             "bytes:(1048576|4194304)|triad_sustained/.*)/",
         ],
         "triaudit_gemm": [
+            "--families=square,llm,misaligned,ceiling",
             "--max-square=8192",
             "--min-time=0.05",
             _FULL_WARMUP,
@@ -133,8 +153,15 @@ PROFILES: dict[str, dict[str, list[str]]] = {
             "--benchmark_filter=^gemm/(cublaslt/[a-z0-9]+/layout:tn/m:8192/|cublaslt/(bf16|tf32|fp64)/"
             "layout:nn/m:8192/|cublaslt/bf16/llm:[a-z0-9_-]+/tokens:(1|4096)/|"
             "cublaslt/fp8e4m3/llm:llama2-70b[a-z_-]+/tokens:(1|4096)/|cublaslt/bf16/layout:nn/m:8193/|"
-            "ceiling/(fp64|tf32|fp16|bf16|fp8e4m3|int8)/burst|ceiling/(bf16|fp8e4m3)/sustained|"
-            "ladder_l[01]_[a-z0-9_]+/fp32/layout:tn/m:1024/|ladder_l[2-5]_[a-z0-9_]+/bf16/layout:tn/m:8192/)",
+            "ceiling/(fp64|tf32|fp16|bf16|fp8e4m3|int8)/burst|ceiling/(bf16|fp8e4m3)/sustained)",
+        ],
+        "triaudit_gemm_ladder": [
+            "--families=ladder",
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            _REPS,
+            "--benchmark_filter=^gemm/(ladder_l[01]_[a-z0-9_]+/fp32/layout:tn/m:1024/|"
+            "ladder_l[2-5]_[a-z0-9_]+/bf16/layout:tn/m:8192/)",
         ],
         "triaudit_memcpy": [
             "--min-time=0.05",
@@ -171,7 +198,8 @@ PROFILES: dict[str, dict[str, list[str]]] = {
     # (`triaudit run --dry-run --profile exhaustive --card ...` says how long).
     "exhaustive": {
         "triaudit_stream": ["--min-time=0.05", _REPS],
-        "triaudit_gemm": ["--min-time=0.05", _REPS],
+        "triaudit_gemm": ["--families=square,llm,misaligned,ceiling", "--min-time=0.05", _REPS],
+        "triaudit_gemm_ladder": ["--families=ladder", "--min-time=0.05", _REPS],
         "triaudit_memcpy": ["--min-time=0.05", "--step=2", _REPS],
         "triaudit_allreduce": ["--scaling=on", "--min-time=0.05", _REPS],
         "triaudit_p2p": ["--staged=on", "--min-time=0.05", _REPS],
@@ -180,9 +208,9 @@ PROFILES: dict[str, dict[str, list[str]]] = {
 }
 
 
-def profile_args(profile: str, executable: str) -> list[str]:
-    """The arguments a profile gives one executable (after COMMON_ARGS)."""
-    return COMMON_ARGS + PROFILES[profile].get(executable, [])
+def profile_args(profile: str, step: str) -> list[str]:
+    """The arguments a profile gives one step (after COMMON_ARGS)."""
+    return COMMON_ARGS + PROFILES[profile].get(step, [])
 
 
 @dataclass
@@ -198,15 +226,27 @@ def slug(text: str) -> str:
 
 
 def find_executables(build_dir: Path, only: list[str] | None = None) -> dict[str, Path]:
+    """Each built executable (EXECUTABLES) by name; `only` as for find_steps."""
     found = {}
     for name in EXECUTABLES:
-        short = name.removeprefix("triaudit_")
-        if only and name not in only and short not in only:
+        if only and not any(_step_selected(step, only) for step, exe in STEPS if exe == name):
             continue
         hits = [p for p in build_dir.rglob(name) if p.is_file() and os.access(p, os.X_OK)]
         if hits:
             found[name] = sorted(hits)[0]
     return found
+
+
+def _step_selected(step: str, only: list[str]) -> bool:
+    short, exe_short = step.removeprefix("triaudit_"), STEP_EXECUTABLE[step].removeprefix("triaudit_")
+    return any(x.removeprefix("triaudit_") in (short, exe_short) for x in only)
+
+
+def find_steps(build_dir: Path, only: list[str] | None = None) -> dict[str, Path]:
+    """The steps of a run whose executable is built, in STEPS order: step name -> executable.
+    `only` names executables (gemm: both GEMM steps) or steps (gemm_ladder)."""
+    exes = find_executables(build_dir, only)
+    return {step: exes[exe] for step, exe in STEPS if exe in exes and (not only or _step_selected(step, only))}
 
 
 def staged_gpu_names(staging: Path) -> list[str]:
@@ -239,13 +279,48 @@ def git_commit(repo: Path | None = None) -> str:
         return "unknown"
 
 
-def _count_cases(exe: Path, args: list[str]) -> int:
+def _list_cases(exe: Path, args: list[str]) -> list[str]:
+    """The cases the step will run (its catalogue under the profile's filter); [] when it cannot say."""
     filt = [a for a in args if not a.startswith("--benchmark_repetitions") and not a.startswith("--benchmark_out")]
     try:
         out = subprocess.run([str(exe), *filt, "--benchmark_list_tests"], capture_output=True, text=True, timeout=60)
-        return len([line for line in out.stdout.splitlines() if line.strip()]) if out.returncode == 0 else 0
+        return [line.strip() for line in out.stdout.splitlines() if line.strip()] if out.returncode == 0 else []
     except (OSError, subprocess.SubprocessError):
-        return 0
+        return []
+
+
+def _count_cases(exe: Path, args: list[str]) -> int:
+    return len(_list_cases(exe, args))
+
+
+# An executable's time limit: its time-model estimate x 3 + 30 s, so one hang cannot starve the
+# steps after it. For a card the model does not know, the slowest card it knows stands in.
+LIMIT_FACTOR, LIMIT_SLACK_S = 3.0, 30.0
+
+
+def local_gpus(nvidia_smi: str = "nvidia-smi") -> tuple[str, int]:
+    """(the first GPU's name, how many) as nvidia-smi lists them; ("", 0) without one."""
+    try:
+        p = subprocess.run(
+            [nvidia_smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "", 0
+    names = [line.strip() for line in p.stdout.splitlines() if line.strip()] if p.returncode == 0 else []
+    return (names[0] if names else ""), len(names)
+
+
+def step_limit(step: str, cases: list[str], args: list[str], gpu_name: str, gpus: int) -> tuple[float, str]:
+    """The limit of one step and how it was found."""
+    from . import specs, timemodel
+
+    card = specs.match_card(gpu_name) if gpu_name else None
+    basis = card.key if card else None
+    if card is None:  # the slowest known card: a generous bound for a card the model cannot rate
+        card = min(specs.CARDS, key=lambda c: c.mem_bw)
+        basis = f"{card.key}'s rates (no datasheet for {gpu_name or 'this GPU'})"
+    est = timemodel.estimate_cases(STEP_EXECUTABLE[step], cases, card, timemodel.settings_from_args(args), max(1, gpus))
+    return LIMIT_FACTOR * est.seconds + LIMIT_SLACK_S, f"{est.seconds:.0f} s estimated on {basis} x 3 + 30 s"
 
 
 def _unique_dir(parent: Path, name: str) -> Path:
@@ -257,8 +332,8 @@ def _unique_dir(parent: Path, name: str) -> Path:
 
 
 def check_only(only: list[str] | None) -> str:
-    """ "" when every name given to --only is an executable; otherwise what is wrong."""
-    known = {n.removeprefix("triaudit_") for n in EXECUTABLES}
+    """ "" when every name given to --only is an executable or a step; otherwise what is wrong."""
+    known = {n.removeprefix("triaudit_") for n in EXECUTABLES} | {s.removeprefix("triaudit_") for s, _ in STEPS}
     unknown = [x for x in only or [] if x.removeprefix("triaudit_") not in known]
     if unknown:
         return f"--only: unknown executable(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}"
@@ -272,64 +347,58 @@ def check_seconds(flag: str, value: float | None) -> str:
 
 
 def _run_one(
-    name: str, exe: Path, args: list[str], staging: Path, log=print, timeout_s: float | None = None, progress=None
+    step: str,
+    exe: Path,
+    args: list[str],
+    staging: Path,
+    log=print,
+    timeout_s: float | None = None,
+    progress=None,
+    cases: list[str] | None = None,
 ) -> dict:
-    json_path = staging / f"{name}.json"
-    log_path = staging / f"{name}.log"
+    """One step: the executable in its own process group, its output into <step>.log, its results
+    into <step>.json. A step stopped at its limit or killed keeps the cases it finished (child.salvage)."""
+    json_path = staging / f"{step}.json"
+    log_path = staging / f"{step}.log"
     cmd = [str(exe), f"--benchmark_out={json_path}", *args]
-    total = _count_cases(exe, args)
-    start = time.monotonic()
+    total = len(cases) if cases is not None else _count_cases(exe, args)
     progress = progress or PlainProgress(log)
-    tally = progress.begin(name, total)
-    with open(log_path, "w", encoding="utf-8") as logf:
-        logf.write("$ " + " ".join(cmd) + "\n")
-        logf.flush()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
-        timer = None
-        timed_out = []
-        if timeout_s:
-            import threading
+    tally = progress.begin(step, total)
 
-            def _expire():
-                timed_out.append(True)
-                proc.kill()
+    def on_line(line: str) -> None:
+        # One line per finished case (or a live bar on a terminal); skipped cases summed up in one
+        # line per executable (progress.py).
+        ev = classify(line, step)
+        if ev is not None:
+            progress.line(tally, ev)
 
-            timer = threading.Timer(timeout_s, _expire)
-            timer.start()
-        try:
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                logf.write(line)
-                # One line per finished case (or a live bar on a terminal); skipped cases summed up
-                # in one line per executable (progress.py).
-                ev = classify(line, name)
-                if ev is not None:
-                    progress.line(tally, ev)
-            rc = proc.wait()
-            progress.end(tally)
-            if timer:
-                timer.cancel()
-            if timed_out:
-                logf.write(f"\ntriaudit run: {name} killed after {timeout_s:.0f} s (--timeout-s)\n")
-                log(f"  {name}: killed after {timeout_s:.0f} s")
-                rc = EXIT_TIMEOUT
-        except BaseException:
-            if timer:
-                timer.cancel()
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            raise
-    return {
-        "executable": name,
+    try:
+        done = run_executable(cmd, log_path, timeout_s, on_line=on_line)
+    except BaseException:
+        progress.end(tally)
+        salvage(json_path, "interrupted")  # what it finished is kept, the run marked incomplete
+        raise
+    progress.end(tally)
+    rc = done.exit_code
+    why = f"stopped at its limit of {timeout_s:.0f} s" if done.timed_out else f"exit {rc}"
+    if done.timed_out:
+        log(f"  {step}: stopped at its limit of {timeout_s:.0f} s")
+    entry = {
+        "step": step,
+        "executable": STEP_EXECUTABLE.get(step, step),
         "command": cmd,
         "exit_code": rc,
-        "seconds": round(time.monotonic() - start, 1),
-        "json": json_path.name if json_path.exists() else None,
+        "seconds": done.seconds,
         "log": log_path.name,
     }
+    if timeout_s:
+        entry["limit_s"] = round(timeout_s, 1)
+    saved = salvage(json_path, why)
+    if saved:
+        entry["salvaged"] = saved
+        log(f"  {saved}")
+    entry["json"] = json_path.name if json_path.exists() else None
+    return entry
 
 
 def dry_run(
@@ -380,6 +449,19 @@ def dry_run(
     return Outcome(EXIT_OK, None, text + f"\n  ({gpus} GPU{'s' if gpus != 1 else ''} assumed; --gpu-count to change)")
 
 
+def check_results_folder(results: Path) -> str:
+    """ "" when results can hold runs (made if missing); otherwise why not, in a line."""
+    if results.exists() and not results.is_dir():
+        return f"--results {results}: is a file, not a folder"
+    try:
+        (results / ".incoming").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"--results {results}: cannot create a folder there ({e.strerror or e})"
+    if not os.access(results / ".incoming", os.W_OK | os.X_OK):
+        return f"--results {results}: not writable"
+    return ""
+
+
 def run_suite(
     build_dir: Path,
     results: Path,
@@ -391,10 +473,12 @@ def run_suite(
     timeout_s: float | None = None,
     budget_s: float | None = None,
     bind_numa: str = "on",
+    nvidia_smi: str = "nvidia-smi",
 ) -> Outcome:
-    """timeout_s bounds each executable, budget_s the whole run: an executable gets at most what is
-    left of it, and one that would start with under MIN_START_S left is not started. The run is then
-    kept and marked incomplete, so a machine lent for a few minutes still returns what it measured."""
+    """Each step is limited to its time-model estimate x 3 + 30 s (step_limit), to timeout_s when
+    that is less, and to what is left of budget_s: a step that would start with under MIN_START_S
+    left is not started. The run is then kept and marked incomplete, so a machine lent for a few
+    minutes still returns what it measured. Logs are never deleted."""
     if profile not in PROFILES:
         return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     bad = check_only(only) or check_seconds("--budget-s", budget_s) or check_seconds("--timeout-s", timeout_s)
@@ -407,16 +491,20 @@ def run_suite(
         log(found)
     if not build_dir.is_dir():
         return Outcome(EXIT_USAGE, None, f"build directory {build_dir} does not exist: build first")
-    exes = find_executables(build_dir, only)
-    if not exes:
+    steps = find_steps(build_dir, only)
+    if not steps:
         return Outcome(
             EXIT_USAGE, None, f"no triaudit executables under {build_dir}" + (f" matching {only}" if only else "")
         )
+    bad = check_results_folder(results)
+    if bad:
+        return Outcome(EXIT_USAGE, None, bad)
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     run_name = f"{stamp}-{slug(socket.gethostname())}"
     staging = results / ".incoming" / f"{run_name}-{os.getpid()}"
     staging.mkdir(parents=True, exist_ok=False)
+    gpu_name, gpu_count = local_gpus(nvidia_smi)
     manifest = {
         "profile": profile,
         "started_utc": stamp,
@@ -433,26 +521,30 @@ def run_suite(
     progress = choose_progress(log)  # a live bar on a terminal, plain lines in CI logs
     log = progress.log  # on a terminal the bar's console prints the run's own lines too
     try:
-        for i, (name, exe) in enumerate(exes.items(), 1):
-            args = profile_args(profile, name) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
-            limit = timeout_s
+        for i, (step, exe) in enumerate(steps.items(), 1):
+            args = profile_args(profile, step) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
+            cases = _list_cases(exe, args)
+            limit, basis = step_limit(step, cases, args, gpu_name, gpu_count)
+            if timeout_s is not None and timeout_s < limit:
+                limit, basis = timeout_s, "--timeout-s"
             if budget_s is not None:
                 left = budget_s - (time.monotonic() - began)
                 if left < MIN_START_S:
-                    manifest["not_started"] = [n for n in list(exes)[i - 1 :]]
+                    manifest["not_started"] = [n for n in list(steps)[i - 1 :]]
                     log(f"budget of {budget_s:.0f} s spent: not started: {', '.join(manifest['not_started'])}")
                     break
-                limit = left if limit is None else min(limit, left)
-            log(f"[{i}/{len(exes)}] {name}")
-            manifest["interrupted_during"] = name
-            manifest["executables"].append(_run_one(name, exe, args, staging, log, limit, progress))
+                if left < limit:
+                    limit, basis = left, "what is left of --budget-s"
+            log(f"[{i}/{len(steps)}] {step} (limit {limit:.0f} s: {basis})")
+            manifest["interrupted_during"] = step
+            manifest["executables"].append(_run_one(step, exe, args, staging, log, limit, progress, cases))
             del manifest["interrupted_during"]
             if manifest["executables"][-1]["exit_code"] == EXIT_NO_DEVICE:
-                log(f"{name}: no CUDA device; the other executables would skip every case too: stopping")
+                log(f"{step}: no CUDA device; the other executables would skip every case too: stopping")
                 break
         anchor_time_left = budget_s is None or budget_s - (time.monotonic() - began) > 2 * MIN_START_S
         if (
-            "triaudit_gemm" in exes
+            "triaudit_gemm" in steps
             and anchor_time_left
             and all(e["exit_code"] != EXIT_NO_DEVICE for e in manifest["executables"])
         ):
@@ -466,47 +558,74 @@ def run_suite(
         signal.signal(signal.SIGTERM, previous)
     manifest["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     codes = [e["exit_code"] for e in manifest["executables"]]
-    manifest["complete"] = not interrupted and len(codes) == len(exes)
+    manifest["complete"] = not interrupted and len(codes) == len(steps)
     if codes and codes[-1] == EXIT_NO_DEVICE:
         codes = [EXIT_NO_DEVICE]
 
     card = next(iter(staged_gpu_names(staging)), None)
-    if card is None and interrupted:
-        shutil.rmtree(staging, ignore_errors=True)
-        _tidy_incoming(results)
-        return Outcome(130, None, "interrupted before anything was measured: nothing written")
     if card is None:
-        reason = "no CUDA device"
-        for e in manifest["executables"]:
-            text = (staging / e["log"]).read_text(errors="replace")
-            if no_device_reason(text) != "no CUDA device":
-                reason = no_device_reason(text)
-                break
-        shutil.rmtree(staging, ignore_errors=True)
-        _tidy_incoming(results)
-        if codes and all(c == EXIT_NO_DEVICE for c in codes):
-            return Outcome(EXIT_NO_DEVICE, None, f"{reason}: nothing measured, nothing written")
-        return Outcome(EXIT_FAILED, None, f"no executable reported a device; exit codes {codes}")
+        return _no_device_outcome(manifest, staging, results, codes, interrupted)
 
     manifest["card"] = card
-    (staging / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    _write_manifest(staging, manifest)
     final = _unique_dir(results / slug(card), run_name)
     final.parent.mkdir(parents=True, exist_ok=True)
     os.rename(staging, final)
     _tidy_incoming(results)
-    failed = [e["executable"] for e in manifest["executables"] if e["exit_code"] not in (EXIT_OK,)]
+    failed = [e["step"] for e in manifest["executables"] if e["exit_code"] not in (EXIT_OK,)]
+    salvaged = [e["step"] for e in manifest["executables"] if e.get("salvaged")]
+    kept = f"; the finished cases of {', '.join(salvaged)} kept" if salvaged else ""
     if interrupted:
-        return Outcome(130, final, f"interrupted; partial run kept in {final} (marked incomplete)")
+        return Outcome(130, final, f"interrupted; partial run kept in {final} (marked incomplete){kept}")
     if manifest.get("not_started"):
         return Outcome(
             EXIT_FAILED,
             final,
             f"run written to {final} (marked incomplete); budget spent before "
-            f"{', '.join(manifest['not_started'])}" + (f"; failed: {', '.join(failed)}" if failed else ""),
+            f"{', '.join(manifest['not_started'])}" + (f"; failed: {', '.join(failed)}" if failed else "") + kept,
         )
     if failed:
-        return Outcome(EXIT_FAILED, final, f"run written to {final}; failed: {', '.join(failed)} (see their logs)")
+        return Outcome(
+            EXIT_FAILED, final, f"run written to {final}; failed: {', '.join(failed)} (see their logs){kept}"
+        )
     return Outcome(EXIT_OK, final, f"run written to {final}")
+
+
+def _write_manifest(folder: Path, manifest: dict) -> None:
+    tmp = folder / ".manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(tmp, folder / "manifest.json")
+
+
+def _no_device_outcome(manifest: dict, staging: Path, results: Path, codes: list[int], interrupted: bool) -> Outcome:
+    """No result file names a GPU. When every executable said only "no CUDA device" nothing is
+    kept (there is nothing to keep); otherwise the run's logs stay in results/.incoming with the
+    manifest, and the message carries what the executables said."""
+    said = []
+    reason = "no CUDA device"
+    for e in manifest["executables"]:
+        text = (staging / e["log"]).read_text(errors="replace")
+        if reason == "no CUDA device" and no_device_reason(text) != "no CUDA device":
+            reason = no_device_reason(text)
+        if e["exit_code"] != EXIT_NO_DEVICE:
+            words = last_words(staging / e["log"])
+            said.append(
+                f"{e['step']} (exit {e['exit_code']}): {words}" if words else f"{e['step']} (exit {e['exit_code']})"
+            )
+    only_no_device = not interrupted and codes and all(c == EXIT_NO_DEVICE for c in codes)
+    if only_no_device:
+        shutil.rmtree(staging, ignore_errors=True)
+        _tidy_incoming(results)
+        return Outcome(EXIT_NO_DEVICE, None, f"{reason}: nothing measured, nothing written")
+    _write_manifest(staging, manifest)
+    where = f"; its logs are kept in {staging}"
+    if interrupted:
+        return Outcome(130, None, "interrupted before any executable reported a device" + where)
+    return Outcome(
+        EXIT_FAILED,
+        None,
+        f"no executable reported a device; exit codes {codes}" + (": " + "; ".join(said) if said else "") + where,
+    )
 
 
 def _torch_anchor(staging: Path, log, timeout_s: float = 300.0) -> str:

@@ -420,11 +420,13 @@ def estimate_profile(
     card = card_by_key(card_key)
     if profile not in runner.PROFILES:
         raise ModelError(f"unknown profile {profile!r}; choose one of {', '.join(runner.PROFILES)}")
-    exes = runner.find_executables(build_dir, only)
+    exes = runner.find_steps(build_dir, only)
     if not exes:
         raise ModelError(f"no triaudit executables under {build_dir}: build first (the dry run lists their cases)")
     out = []
-    for name, exe in exes.items():
-        args = runner.profile_args(profile, name) + list(extra_args or [])
-        out.append(estimate_cases(name, list_cases(exe, args), card, settings_from_args(args), gpus))
+    for step, exe in exes.items():
+        args = runner.profile_args(profile, step) + list(extra_args or [])
+        e = estimate_cases(runner.STEP_EXECUTABLE[step], list_cases(exe, args), card, settings_from_args(args), gpus)
+        e.executable = step
+        out.append(e)
     return out, card
