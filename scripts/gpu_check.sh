@@ -6,13 +6,18 @@
 #   scripts/prepare_gpu_carry.sh            # beforehand, on a machine with network
 #   scripts/gpu_check.sh OUT [PROFILE]      # on the GPU machine; PROFILE quick|full (default quick)
 #
-# At most 8 files land in OUT (the device tool's limit): nvidia-smi.txt, build.log, ctest.log,
-# doctor.txt, run.log, report.html, results.tar.gz (the run folder, the peer tools' outputs and
-# their imported runs, the whole report) and, when time is left and Nsight Compute is there, ncu.txt.
+# At most 8 files land in OUT (the device tool's limit): nvidia-smi.txt (the machine as found, and
+# `nvidia-smi -q`, `topo -m` and a clock/throttle snapshot before and after the suite), build.log,
+# ctest.log, doctor.txt, run.log, report.html, results.tar.gz (the run folder, the smoke tests' JSON,
+# the peer tools' outputs and their imported runs, the whole report) and, when time is left and
+# Nsight Compute is there, ncu.txt.
 # Peer tools present on the machine (nccl-tests, nvbandwidth, BabelStream, mamf-finder:
-# scripts/run_peers.sh) get GPU_CHECK_PEER_SECONDS (default 60) after the suite.
-# GPU_CHECK_SECONDS (default 520) bounds the whole script: ctest and the suite get what the build
-# left, so a lent machine's few minutes always end with the logs and whatever was measured.
+# scripts/run_peers.sh) get GPU_CHECK_PEER_SECONDS (default 60) after the suite; without any, no
+# time is kept for them.
+# GPU_CHECK_SECONDS (default 520) bounds the whole script. The build makes the six executables
+# first (ninja -k 0: one that fails to build does not stop the others), then the tests, each under
+# a timeout; the suite runs with whatever was built. ctest and the suite get what the build left,
+# so a lent machine's few minutes always end with the logs and whatever was measured.
 # GPU_CHECK_NCU_SECONDS (default 90) is kept for Nsight Compute at the end.
 set -uo pipefail
 OUT=${1:?usage: scripts/gpu_check.sh OUT [quick|full]}
@@ -39,18 +44,37 @@ gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 # toolkit has none (cmake/TriauditPythonPackageDir.cmake).
 extra+=("-DPython3_EXECUTABLE=$(command -v python3)")
 
+snapshot() {  # clocks, power and throttle reasons as the driver reports them now
+  echo "--- clock/throttle snapshot: $1 ($(date -u +%FT%TZ))"
+  nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active --format=csv 2>&1 ||
+    nvidia-smi --query-gpu=index,name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv 2>&1
+}
+{ echo "--- nvidia-smi -q"; nvidia-smi -q 2>&1; echo "--- nvidia-smi topo -m"; nvidia-smi topo -m 2>&1
+  snapshot "before the build"
+} >> "$OUT/nvidia-smi.txt"
+
 stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-native})"
 # Warnings are not errors here: the host compiler there may be newer than CI's and warn about
 # something new, and a failed build would measure nothing. CI keeps -Werror; warnings stay in
 # build.log (counted below).
 # ptxas's wgmma advisories warn here instead of failing the build (CI fails on them); a level they
 # name is then timed as something it was not written to be: counted below, and in build.log.
-if ! { cmake -S . -B build/gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTRIAUDIT_WERROR=OFF -DTRIAUDIT_PTXAS_ADVISORIES_FATAL=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES="${TRIAUDIT_CUDA_ARCHITECTURES:-native}" "${extra[@]}" &&
-  cmake --build build/gpu -j "$(nproc)"; } > "$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1
+EXES=(triaudit_stream triaudit_gemm triaudit_memcpy triaudit_allreduce triaudit_p2p triaudit_launch)
+build_s=$(( BUDGET / 3 ))
+k0=(); [ ${#gen[@]} -gt 0 ] && k0=(-- -k 0)
+if ! timeout "$(left 60)" cmake -S . -B build/gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTRIAUDIT_WERROR=OFF \
+    -DTRIAUDIT_PTXAS_ADVISORIES_FATAL=OFF -DCMAKE_CUDA_ARCHITECTURES="${TRIAUDIT_CUDA_ARCHITECTURES:-native}" \
+    "${extra[@]}" > "$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"; stamp "CONFIGURE FAILED"; exit 1
 fi
-stamp "built; $(grep -c -i 'warning' "$OUT/build.log") line(s) of build.log mention a warning, $(grep -c -E '\(C75[0-9][0-9]\)' "$OUT/build.log") ptxas wgmma advisories"
+# The executables first, every one that can be built (one failing does not stop the others) ...
+timeout "$build_s" cmake --build build/gpu -j "$(nproc)" --target "${EXES[@]}" "${k0[@]}" >> "$OUT/build.log" 2>&1
+exe_rc=$?
+# ... then the tests, with what is left of the build's share.
+timeout "$(( build_s > $(left 0) ? $(left 0) : build_s ))" cmake --build build/gpu -j "$(nproc)" "${k0[@]}" >> "$OUT/build.log" 2>&1
+built=(); for e in "${EXES[@]}"; do [ -x "$(find build/gpu -name "$e" -type f 2>/dev/null | head -1)" ] && built+=("$e"); done
+stamp "built ${#built[@]} of ${#EXES[@]} executables (exit $exe_rc): ${built[*]}; $(grep -c -i 'warning' "$OUT/build.log") line(s) of build.log mention a warning, $(grep -c -E '\(C75[0-9][0-9]\)' "$OUT/build.log") ptxas wgmma advisories"
+if [ ${#built[@]} -eq 0 ]; then tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1; fi
 
 # ctest may use at most 40 % of what is left (the suite matters as much), each test 180 s.
 ctest_s=$(( $(left 60) * 2 / 5 ))
@@ -67,11 +91,16 @@ stamp "doctor exit $?"
 # 90; 0 turns it off) for Nsight Compute at the end when it is installed.
 ncu_s=${GPU_CHECK_NCU_SECONDS:-90}; command -v ncu >/dev/null || ncu_s=0
 peer_s=${GPU_CHECK_PEER_SECONDS:-60}
+# Time for the peer tools only when one is installed (run_peers.sh looks for them).
+peers_present=$(PEERS_LIST_ONLY=1 bash scripts/run_peers.sh "$(mktemp -d)" 0 2>/dev/null | sed -n 's/^present: \([0-9]*\).*/\1/p')
+[ "${peers_present:-0}" -gt 0 ] || peer_s=0
 suite_s=$(left $(( 45 + ncu_s + peer_s )))
 stamp "suite, profile $PROFILE, at most ${suite_s}s"
+# Each executable is capped by the time model (estimate x 3 + 30 s), the whole suite by suite_s.
 PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner --build-dir build/gpu --results results \
-  --profile "$PROFILE" --timeout-s 300 --budget-s "$suite_s" > "$OUT/run.log" 2>&1
+  --profile "$PROFILE" --budget-s "$suite_s" > "$OUT/run.log" 2>&1
 run_rc=$?
+snapshot "after the suite" >> "$OUT/nvidia-smi.txt"
 tail -5 "$OUT/run.log"
 run_dir=$(sed -n 's/^run written to \([^;( ]*\).*/\1/p; s/^interrupted; partial run kept in \([^ ]*\) .*/\1/p' "$OUT/run.log" | tail -1)
 
@@ -97,6 +126,8 @@ if [ -n "$run_dir" ] && python3 -c "import pandas, matplotlib" 2>/dev/null; then
   cp report/report.html "$OUT/report.html"
 fi
 archive=("$run_dir" "${peer_runs[@]}")
+smoke=(); while IFS= read -r f; do smoke+=("$f"); done < <(find build/gpu/tests -maxdepth 1 -name '*_smoke.json' 2>/dev/null)
+archive+=("${smoke[@]}")
 [ -d peers ] && archive+=(peers)
 [ -d report ] && archive+=(report)
 [ -n "$run_dir" ] && tar czf "$OUT/results.tar.gz" "${archive[@]}"

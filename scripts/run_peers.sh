@@ -93,6 +93,8 @@ present=()
 [ -n "$bs" ] && present+=(babelstream)
 [ -n "$mamf" ] && [ "$torch_ok" = yes ] && present+=(mamf-finder)
 
+# PEERS_LIST_ONLY=1: say how many are installed and stop (scripts/gpu_check.sh keeps no time for none).
+if [ -n "${PEERS_LIST_ONLY:-}" ]; then echo "present: ${#present[@]} ${present[*]}"; exit 0; fi
 say "run_peers.sh: ${TOTAL}s for ${#present[@]} peer tool(s) on $gpus GPU(s)"
 found_or_absent() {  # $1 name, $2 path found (or empty), $3 where it was looked for
   if [ -n "$2" ]; then say "found $1: $2"; else say "absent: $1 ($3)"; fi
