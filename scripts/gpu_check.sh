@@ -84,7 +84,7 @@ ctest_rc=$?
 [ $ctest_rc -eq 124 ] && echo "ctest stopped after ${ctest_s}s (GPU_CHECK_SECONDS)" | tee -a "$OUT/ctest.log"
 grep -E "tests passed|Failed|\*\*\*" "$OUT/ctest.log" | tail -20
 
-PYTHONPATH=scripts python3 -m triaudit.cli doctor --build-dir build/gpu > "$OUT/doctor.txt" 2>&1
+PYTHONPATH=scripts python3 -m triaudit doctor --build-dir build/gpu > "$OUT/doctor.txt" 2>&1
 stamp "doctor exit $?"
 
 # Kept back from the suite: 45 s for the report and the archive, and GPU_CHECK_NCU_SECONDS (default
@@ -97,7 +97,7 @@ peers_present=$(PEERS_LIST_ONLY=1 bash scripts/run_peers.sh "$(mktemp -d)" 0 2>/
 suite_s=$(left $(( 45 + ncu_s + peer_s )))
 stamp "suite, profile $PROFILE, at most ${suite_s}s"
 # Each executable is capped by the time model (estimate x 3 + 30 s), the whole suite by suite_s.
-PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner --build-dir build/gpu --results results \
+PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner.suite --build-dir build/gpu --results results \
   --profile "$PROFILE" --budget-s "$suite_s" > "$OUT/run.log" 2>&1
 run_rc=$?
 snapshot "after the suite" >> "$OUT/nvidia-smi.txt"
@@ -114,7 +114,7 @@ if [ -n "$run_dir" ] && [ "$peer_s" -gt 0 ] && [ "$(left $(( 45 + ncu_s )))" -gt
     [ -f "$f" ] || continue
     tool=$(basename "$f" | sed 's/_.*//; s/\..*//')
     more=(); [ "$tool" = nvbandwidth ] && more=(--buffer-size 256MiB)
-    out=$(PYTHONPATH=scripts python3 -m triaudit.cli import "$tool" "$f" --card "$card" --results results "${more[@]}" 2>&1)
+    out=$(PYTHONPATH=scripts python3 -m triaudit import "$tool" "$f" --card "$card" --results results "${more[@]}" 2>&1)
     echo "import $f: $out" >> "$OUT/run.log"
     folder=$(echo "$out" | sed -n 's/^wrote //p' | tail -1)
     [ -n "$folder" ] && peer_runs+=("$folder")
@@ -122,7 +122,7 @@ if [ -n "$run_dir" ] && [ "$peer_s" -gt 0 ] && [ "$(left $(( 45 + ncu_s )))" -gt
 fi
 
 if [ -n "$run_dir" ] && python3 -c "import pandas, matplotlib" 2>/dev/null; then
-  PYTHONPATH=scripts python3 -m triaudit.cli report "$run_dir" "${peer_runs[@]}" --include-incomplete --out report | tail -2
+  PYTHONPATH=scripts python3 -m triaudit report "$run_dir" "${peer_runs[@]}" --include-incomplete --out report | tail -2
   cp report/report.html "$OUT/report.html"
 fi
 archive=("$run_dir" "${peer_runs[@]}")

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                     [sys.executable, str(HERE / "make_synthetic_results.py"), str(data), flag, str(n)], check=True
                 )
             out = root / f"report_{flag.strip('-')}_{n}"
-            seconds, mb, rc = timed([sys.executable, "-m", "triaudit.cli", "report", str(data), "--out", str(out)])
+            seconds, mb, rc = timed([sys.executable, "-m", "triaudit", "report", str(data), "--out", str(out)])
             results.append((f"{n} {what}", seconds, mb, rc))
         for label, seconds, mb, rc in results:
             print(f"{label:<32} {seconds:7.1f} s   peak {mb:7.0f} MB   exit {rc}")

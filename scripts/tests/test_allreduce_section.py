@@ -4,9 +4,9 @@
 
 from synthetic import _entry, synthetic_context, write
 
-from triaudit.corners import allreduce_section
-from triaudit.energy_report import energy_section
-from triaudit.table import load_table
+from triaudit.report.corners import allreduce_section
+from triaudit.report.energy import energy_section
+from triaudit.results.table import load_table
 
 BIG = 1 << 30
 

@@ -7,7 +7,7 @@ import json
 import pytest
 from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
-from triaudit import cli
+from triaudit import commands as cli
 
 
 def _run(tmp_path, name, scale=1.0):

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from synthetic import _entry
 
-from triaudit import columns
-from triaudit.gbench import LoadError, read_json
+from triaudit.results import columns
+from triaudit.results.gbench import LoadError, read_json
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 

@@ -10,8 +10,8 @@ import pytest
 from conftest import REPO
 from synthetic import _entry, synthetic_context, write
 
-from triaudit import cli
-from triaudit.compare import load_samples
+from triaudit import commands as cli
+from triaudit.judge.compare import load_samples
 
 GBENCH = REPO.parent / "shared" / "data" / "gbench"
 needs_data = pytest.mark.skipif(not GBENCH.is_dir(), reason=f"{GBENCH} not present")
@@ -211,7 +211,7 @@ def test_output_into_a_closed_pipe_is_no_traceback(tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1]))
     p = subprocess.run(
-        f"{sys.executable} -m triaudit.cli compare {base} {base} | head -1",
+        f"{sys.executable} -m triaudit compare {base} {base} | head -1",
         shell=True,
         capture_output=True,
         text=True,

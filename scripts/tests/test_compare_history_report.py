@@ -4,8 +4,10 @@ import re
 import pytest
 from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
-from triaudit import cli, corners, report
-from triaudit.table import load_table
+from triaudit import commands as cli
+from triaudit.report import corners
+from triaudit.report import page as report
+from triaudit.results.table import load_table
 
 
 def _run(tmp_path, name, card="NVIDIA H200", scale=1.0, jitter=0.005, complete=True):
@@ -123,7 +125,7 @@ def test_roofline_places_gemm_by_intensity(tmp_path):
 
 def test_torch_anchor_without_torch_writes_nothing(tmp_path):
     # The anchor needs PyTorch and a GPU; without them it must say so and write nothing.
-    from triaudit import torch_anchor
+    from triaudit.runner import torch_anchor
 
     try:
         import torch  # noqa: F401
@@ -159,7 +161,7 @@ def test_corner_figures_have_labelled_log_axes_and_card_legends(tmp_path):
 def test_report_flags_runs_measured_without_the_stream_hold(tmp_path):
     from synthetic import synthetic_stream_result, write
 
-    from triaudit import cli
+    from triaudit import commands as cli
 
     data = synthetic_stream_result("Synthetic Card A", hbm_gbps=4000)
     data["context"]["stream_latch"] = "off (TRIAUDIT_NO_LATCH: launch gaps are timed)"

@@ -8,7 +8,9 @@ import subprocess
 
 import pytest
 
-from triaudit import cli, doctor, fatbin
+from triaudit import commands as cli
+from triaudit.doctor import checks as doctor
+from triaudit.doctor import fatbin
 
 SYNTHETIC_H200 = (
     "0, NVIDIA H200, GPU-synthetic-0, 00000000:19:00.0, 9.0, 580.65.06, 143771, "

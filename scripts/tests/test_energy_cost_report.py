@@ -12,7 +12,8 @@ import pytest
 from synthetic import synthetic_corners_result, write
 from synthetic_energy import TRIAD_BYTES, synthetic_energy_result
 
-from triaudit import cli, cost_report
+from triaudit import commands as cli
+from triaudit.report import cost as cost_report
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
 TEMPLATE = Path(__file__).resolve().parents[1] / "prices.template.toml"
@@ -267,7 +268,7 @@ def test_pyproject_names_tomli_for_older_pythons():
 
 
 def test_cost_arithmetic_of_the_two_checks_by_hand():
-    from triaudit import cost as C
+    from triaudit.plan import prices as C
 
     per = C.hourly(C.Price(per_hour=2.5)).total
     assert C.cost_per_million_tokens(3350e9 / 14e9, per) == pytest.approx(2.90, abs=0.005)

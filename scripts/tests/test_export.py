@@ -6,7 +6,7 @@ import numbers
 import pytest
 from synthetic import synthetic_corners_result, write
 
-from triaudit import cli
+from triaudit import commands as cli
 
 
 # Bencher Metric Format, JSON Schema as published at https://bencher.dev/bmf.json: an object of

@@ -9,7 +9,7 @@ import synthetic
 from synthetic_fleet import uuid_of
 from test_outliers import TRIAD, fleet
 
-from triaudit import report
+from triaudit.report import page as report
 
 
 def test_fleet_section_marks_the_slow_gpu(tmp_path):

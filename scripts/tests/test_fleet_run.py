@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from synthetic_fleet import fake_build, fake_nvidia_smi
 
-from triaudit import fleet_run as FR
-from triaudit import runner
-from triaudit.fleet_status import read_statuses
+from triaudit.fleet import node_run as FR
+from triaudit.fleet.status import read_statuses
+from triaudit.runner import suite as runner
 
 UUIDS = [f"GPU-{c * 8}-0000-4000-8000-{c * 12}" for c in "abcd"]
 GPUS = [(i, UUIDS[i], f"00000000:{0x18 + i:02X}:00.0", "NVIDIA H100 80GB HBM3") for i in range(4)]
@@ -202,7 +202,7 @@ def test_nvidia_smi_lines():
 
 
 def test_cli_all_gpus(tmp_path, stream_exe, capsys, monkeypatch):
-    from triaudit import cli
+    from triaudit import commands as cli
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # every device hidden, also on a machine with a GPU
     build = stream_exe.parents[2]
@@ -241,7 +241,7 @@ def test_sigterm_keeps_the_partial_run_and_records_it(tmp_path):
     )
     results = tmp_path / "results"
     p = subprocess.Popen(
-        [sys.executable, "-m", "triaudit.fleet_run", "--build-dir", str(build), "--results", str(results)],
+        [sys.executable, "-m", "triaudit.fleet.node_run", "--build-dir", str(build), "--results", str(results)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -281,7 +281,8 @@ def test_fleet_modules_need_no_third_party_package():
     code = (
         "import sys\n"
         "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
-        "from triaudit import cli, fleet_run, slurm_job, slurm, fleet_status\n"
+        "from triaudit import commands as cli\n"
+        "from triaudit.fleet import node_run, slurm_job, slurm, status\n"
         "cli.build_parser().parse_args(['run', '--all-gpus', '--gpus', '0,3'])\n"
         "cli.build_parser().parse_args(['slurm', 'collect', '12'])\n"
         "cli.build_parser().parse_args(['outliers', 'x'])\n"
@@ -313,7 +314,7 @@ def test_no_device_reason_keeps_nested_parentheses():
 
 def test_plain_run_says_the_whole_no_device_reason(tmp_path, stream_exe, no_gpu_json, monkeypatch):
     """`triaudit run` (runner.py) reads the same line: its message must keep the reason whole too."""
-    from triaudit import runner
+    from triaudit.runner import suite as runner
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     out = runner.run_suite(stream_exe.parents[2], tmp_path, "quick", ["stream"], log=lambda m: None)

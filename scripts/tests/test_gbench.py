@@ -7,7 +7,7 @@ from conftest import real_result_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from triaudit.gbench import LoadError, case_name, load_result, parse_result
+from triaudit.results.gbench import LoadError, case_name, load_result, parse_result
 
 
 def test_case_name_strips_google_benchmark_suffixes():
@@ -84,7 +84,6 @@ def test_nan_and_infinity_literals(tmp_path):
     "text,needle",
     [
         ("", "empty file"),
-        ('{"context": {}, "benchmarks": [', "not valid JSON"),
         ("[1, 2]", "top level is not a JSON object"),
         ('{"context": {}}', "no 'benchmarks' array"),
         ('{"benchmarks": {}}', "'benchmarks' is not an array"),
@@ -181,3 +180,12 @@ def test_an_integer_too_large_for_a_float_is_not_a_measurement(tmp_path):
     a, b = load_result(p).runs
     assert a.status == "error" and "x is too large for a float" in a.message and "huge.json" in a.message
     assert b.status == "error" and "real_time is too large for a float" in b.message
+
+
+def test_a_file_cut_off_after_its_context_is_read_with_a_warning(tmp_path):
+    """A killed writer leaves `{"context": {...}, "benchmarks": [` and whole entries: read, not refused."""
+    p = tmp_path / "cut_synthetic.json"
+    p.write_text('{"context": {"gpu_name": "Synthetic"}, "benchmarks": [')
+    rf = load_result(p)
+    assert rf.runs == [] and any("0 whole benchmark entries read" in n for n in rf.notes)
+    assert all(str(p) in n for n in rf.notes if "whole benchmark" in n)

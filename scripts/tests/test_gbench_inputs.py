@@ -7,7 +7,7 @@ import math
 import pytest
 from conftest import REPO
 
-from triaudit.gbench import LoadError, load_result, parse_result
+from triaudit.results.gbench import LoadError, load_result, parse_result
 
 GBENCH = REPO.parent / "shared" / "data" / "gbench"
 needs_data = pytest.mark.skipif(not GBENCH.is_dir(), reason=f"{GBENCH} not present (shared/ beside the checkout)")
@@ -159,7 +159,7 @@ def test_nan_time_without_a_throughput_counter_is_an_error(tmp_path):
 
 
 def test_a_case_whose_every_value_is_nan_is_listed_not_dropped(tmp_path):
-    from triaudit.table import load_table
+    from triaudit.results.table import load_table
 
     p = tmp_path / "r" / "allnan_synthetic.json"
     p.parent.mkdir()
@@ -178,7 +178,7 @@ def test_a_case_whose_every_value_is_nan_is_listed_not_dropped(tmp_path):
 
 def test_the_same_answer_without_orjson(tmp_path, monkeypatch):
     # orjson only makes loading faster; without it the standard library gives the same runs.
-    from triaudit import gbench
+    from triaudit.results import gbench
 
     p = tmp_path / "reps_synthetic.json"
     p.write_text(json.dumps({"context": {"gpu_name": "x"}, "benchmarks": [_row(rep=i, reps=3) for i in range(3)]}))
@@ -191,7 +191,7 @@ def test_the_same_answer_without_orjson(tmp_path, monkeypatch):
 
 
 def test_schema_version_absent_is_fine_a_newer_one_is_said(tmp_path):
-    from triaudit.gbench import SCHEMA_VERSION
+    from triaudit.results.gbench import SCHEMA_VERSION
 
     assert SCHEMA_VERSION == "1"
     rows = [_row(rep=0)]

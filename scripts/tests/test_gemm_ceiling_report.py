@@ -3,8 +3,8 @@ does not fail when a run holds only ceiling or LLM cases (their names carry no m
 
 import json
 
-from triaudit import corners
-from triaudit.table import load_table
+from triaudit.report import corners
+from triaudit.results.table import load_table
 
 
 def _run(tmp_path, cases):
@@ -54,7 +54,7 @@ def test_burst_and_sustained_are_separate_rows(tmp_path):
 def test_the_whole_report_renders_a_run_of_only_ceiling_and_llm_cases(tmp_path):
     # The published-figures table looked for cuBLASLt at 8192^3 in an `m` column these names do not
     # make: KeyError 'm', a traceback from `triaudit report`.
-    from triaudit import cli
+    from triaudit import commands as cli
 
     _run(
         tmp_path / "results", {"gemm/ceiling/bf16/burst": 800e12, "gemm/cublaslt/bf16/llm:llama2-7b-qkv/tokens:1": 2e12}

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from triaudit import cli
-from triaudit import interconnect_check as I
-from triaudit import nccl_log as N
-from triaudit import topology as T
+from triaudit import commands as cli
+from triaudit.doctor import interconnect as I
+from triaudit.doctor import nccl_log as N
+from triaudit.doctor import topology as T
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO.parent / "shared" / "data" / "real"

@@ -9,8 +9,8 @@ import zlib
 import pytest
 from synthetic_fleet import gemm_entries, stream_entries, uuid_of, write_gpu_result
 
-from triaudit import cli
-from triaudit import outliers as O
+from triaudit import commands as cli
+from triaudit.judge import outliers as O
 
 TRIAD = "stream/triad/fp32/cache:cold/bytes:1073741824"
 COPY = "stream/copy/fp32/cache:cold/bytes:1073741824"

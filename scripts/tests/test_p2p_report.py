@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from synthetic import _entry, skipped_entry, synthetic_context, write
 
-from triaudit import p2p_report as P
-from triaudit.table import load_table
+from triaudit.report import p2p as P
+from triaudit.results.table import load_table
 
 MiB = 2**20
 
@@ -268,7 +268,7 @@ def test_no_interconnect_results_no_section_content(tmp_path):
 
 
 def test_synthetic_full_report_renders_the_interconnect_sections(tmp_path):
-    from triaudit import report
+    from triaudit.report import page as report
 
     runs = tmp_path / "results"
     write(runs / "a100" / "triaudit_p2p_synthetic.json", p2p_result("NVIDIA A100-SXM4-40GB", 4, NV4, a100_gbps))

@@ -7,7 +7,7 @@ import pytest
 from synthetic import write
 from test_p2p_report import MiB, scaling_result
 
-from triaudit import cli
+from triaudit import commands as cli
 
 
 def plan(capsys, run, *argv):

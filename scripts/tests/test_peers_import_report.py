@@ -7,11 +7,11 @@ import json
 import pytest
 from conftest import REPO
 
-from triaudit import cli
-from triaudit.gbench import load_result
+from triaudit import commands as cli
 from triaudit.peers.side_by_side import side_by_side
-from triaudit.published import comparison_table
-from triaudit.table import load_table
+from triaudit.report.published import comparison_table
+from triaudit.results.gbench import load_result
+from triaudit.results.table import load_table
 
 REAL = REPO.parent / "shared" / "data" / "real"
 # Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.

@@ -9,10 +9,10 @@ import subprocess
 import pytest
 from conftest import REPO
 
-from triaudit import cli
+from triaudit import commands as cli
 from triaudit.peers import statistics as S
-from triaudit.published import PUBLISHED, comparison_table
-from triaudit.table import load_table
+from triaudit.report.published import PUBLISHED, comparison_table
+from triaudit.results.table import load_table
 
 REAL = REPO.parent / "shared" / "data" / "real"
 # Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.

@@ -6,9 +6,9 @@ import json
 import pytest
 from synthetic import synthetic_stream_result, write
 
-from triaudit import cli
-from triaudit import plan as P
-from triaudit.specs import card_by_key, match_card
+from triaudit import commands as cli
+from triaudit.core.specs import card_by_key, match_card
+from triaudit.plan import model as P
 
 
 def ans(capsys, *argv):

@@ -6,8 +6,8 @@ import pytest
 from synthetic import write
 from synthetic_energy import synthetic_energy_result
 
-from triaudit import cli
-from triaudit import cost as C
+from triaudit import commands as cli
+from triaudit.plan import prices as C
 
 
 def ans(capsys, *argv):

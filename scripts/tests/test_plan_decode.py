@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from triaudit import cli
-from triaudit.models import MODELS
+from triaudit import commands as cli
+from triaudit.plan.models import MODELS
 
 
 def ans(capsys, *argv):

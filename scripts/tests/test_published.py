@@ -2,10 +2,10 @@
 
 from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
-from triaudit import cli
-from triaudit.published import FIGURES, GENERIC, PUBLISHED, Published, comparison_table, ratio_to
-from triaudit.specs import CARDS
-from triaudit.table import load_table
+from triaudit import commands as cli
+from triaudit.core.specs import CARDS
+from triaudit.report.published import FIGURES, GENERIC, PUBLISHED, Published, comparison_table, ratio_to
+from triaudit.results.table import load_table
 
 
 def test_every_published_figure_has_a_reader_and_a_known_card():

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from triaudit import report  # noqa: E402
+from triaudit.report import page as report  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -58,7 +58,7 @@ def _report_figures(tmp_path):
     from synthetic import synthetic_corners_result, write
     from synthetic_energy import synthetic_energy_result
 
-    from triaudit import corners
+    from triaudit.report import corners
 
     root = tmp_path / "results"
     for card, key in (("NVIDIA H100 80GB HBM3", "nvidia-h100"), ("NVIDIA H200", "nvidia-h200")):

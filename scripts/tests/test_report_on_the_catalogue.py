@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from triaudit import cli, runner
-from triaudit import timemodel as T
+from triaudit import commands as cli
+from triaudit.runner import suite as runner
+from triaudit.runner import timemodel as T
 
 COUNTERS = {
     "stream": {"bytes_per_second": 3.9e12, "working_set_bytes": 3.0 * 2**30, "peak_fraction": 0.8},

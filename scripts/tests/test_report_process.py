@@ -10,7 +10,8 @@ from pathlib import Path
 from fresh_python import fresh_python
 from synthetic import synthetic_corners_result, write
 
-from triaudit import corners, report
+from triaudit.report import corners
+from triaudit.report import page as report
 
 
 def _results(tmp_path: Path) -> Path:
@@ -48,7 +49,7 @@ def test_the_command_leaves_with_its_output_delivered(tmp_path):
     # The command line ends the process as soon as the report is written (os._exit): what it
     # printed must still arrive, through a pipe (block-buffered) as on a terminal.
     results = _results(tmp_path)
-    p = fresh_python("-m", "triaudit.cli", "report", str(results), "--out", str(tmp_path / "out"), timeout=300)
+    p = fresh_python("-m", "triaudit", "report", str(results), "--out", str(tmp_path / "out"), timeout=300)
     assert p.returncode == 0, p.stderr
     wrote = [line.split(" ", 1)[1] for line in p.stdout.splitlines() if line.startswith("wrote ")]
     assert Path(wrote[0]).name == "report.md" and Path(wrote[-1]).name == "tidy.csv"
@@ -61,7 +62,7 @@ def test_the_command_leaves_before_the_collector_runs_again(tmp_path):
     # artists (a tenth of a second on a large report): the command line leaves while it is off.
     code = (
         "import gc, sys\n"
-        "from triaudit import cli\n"
+        "from triaudit import commands as cli\n"
         "leave = cli._leave\n"
         "cli._leave = lambda code: (print('collector on' if gc.isenabled() else 'collector off'), leave(code))\n"
         "cli._ENTRY = True\n"

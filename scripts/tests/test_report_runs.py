@@ -7,7 +7,7 @@ import re
 
 from synthetic import _entry, synthetic_context, synthetic_stream_result, write
 
-from triaudit import cli
+from triaudit import commands as cli
 
 
 def _stream_run(root, card_dir, name, card, gbps, manifest=None):
@@ -206,7 +206,7 @@ def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkey
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from triaudit import corners
+    from triaudit.report import corners
 
     real = corners.all_sections
 

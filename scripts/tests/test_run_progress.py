@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from triaudit import builddir, cli, progress, runner
+from triaudit import commands as cli
+from triaudit.core import builddir
+from triaudit.runner import progress
+from triaudit.runner import suite as runner
 
 SKIP_17 = (
     "stream/triad/fp64/cache:cold/bytes:1048576/manual_time ERROR OCCURRED: "
@@ -74,7 +77,7 @@ def test_rich_is_not_imported_by_run_on_a_pipe(tmp_path):
     from fresh_python import fresh_python
 
     code = (
-        "import sys\nsys.modules['rich'] = None\nfrom triaudit import progress\n"
+        "import sys\nsys.modules['rich'] = None\nfrom triaudit.runner import progress\n"
         "p = progress.choose(stream=sys.stdout)\nprint(type(p).__name__)\n"
     )
     p = fresh_python("-c", code)

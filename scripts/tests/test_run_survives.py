@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from triaudit import child, cli, runner
+from triaudit import commands as cli
+from triaudit.runner import child
+from triaudit.runner import suite as runner
 
 FAKE = r"""#!{python}
 # Synthetic stand-in for a triaudit executable (test fixture, not a measurement).

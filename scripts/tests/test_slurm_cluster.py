@@ -197,7 +197,7 @@ def cluster():
 
 def _triaudit(c: Cluster, *args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     e = dict(env or c.env, PYTHONPATH=str(REPO / "scripts"))
-    return c.run(sys.executable, "-m", "triaudit.cli", *args, env=e, timeout=timeout)
+    return c.run(sys.executable, "-m", "triaudit", *args, env=e, timeout=timeout)
 
 
 def test_srun_answers(cluster):

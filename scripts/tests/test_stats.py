@@ -1,6 +1,6 @@
 import pytest
 
-from triaudit.stats import decide, mann_whitney_u
+from triaudit.judge.stats import decide, mann_whitney_u
 
 
 def test_mann_whitney_exact_small_samples():

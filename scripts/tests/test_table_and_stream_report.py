@@ -1,8 +1,10 @@
 import pytest
 from synthetic import synthetic_stream_result, write
 
-from triaudit import corners, report, stream_report
-from triaudit.table import load_table
+from triaudit.report import corners
+from triaudit.report import page as report
+from triaudit.report import stream as stream_report
+from triaudit.results.table import load_table
 
 
 @pytest.fixture
@@ -96,7 +98,7 @@ def test_records_are_the_rows_to_dict_gives():
     import numpy as np
     import pandas as pd
 
-    from triaudit.table import plain, records
+    from triaudit.results.table import plain, records
 
     frame = pd.DataFrame(
         {

@@ -3,7 +3,7 @@
 import pandas as pd
 from synthetic import synthetic_stream_result, write
 
-from triaudit import reading, table
+from triaudit.results import reading, table
 
 
 def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypatch):
@@ -21,7 +21,7 @@ def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypat
 
 
 def test_tidy_csv_written_by_a_forked_child_is_the_same(tmp_path, monkeypatch):
-    from triaudit import report
+    from triaudit.report import page as report
 
     write(tmp_path / "r" / "synthetic_stream.json", synthetic_stream_result("Synthetic Card", hbm_gbps=1000))
     report.write_report([tmp_path / "r"], tmp_path / "a")
@@ -32,7 +32,7 @@ def test_tidy_csv_written_by_a_forked_child_is_the_same(tmp_path, monkeypatch):
 
 
 def test_a_bad_file_among_many_is_named_when_read_in_parallel(tmp_path, monkeypatch, capsys):
-    from triaudit import cli
+    from triaudit import commands as cli
 
     for i in range(12):
         write(
@@ -51,7 +51,7 @@ def test_columns_derived_from_case_names_keep_missing_values_missing():
     # others: an early version wrapped the missing code onto the last value ("tn" for an allreduce).
     import pandas as pd
 
-    from triaudit.table import _derived
+    from triaudit.results.table import _derived
 
     cases = pd.Series(pd.Categorical(["b", "a", "c", "a"]))
     assert list(pd.Series(_derived(cases.cat, [None, "x", "y"])).astype(object).fillna("-")) == ["x", "-", "y", "-"]
@@ -62,7 +62,7 @@ def test_reading_starts_without_pandas():
     # what they run must not need it.
     from fresh_python import fresh_python
 
-    code = "import sys\nfrom triaudit import reading\nprint(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
+    code = "import sys\nfrom triaudit.results import reading\nprint(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
     p = fresh_python("-c", code)
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
 
@@ -70,7 +70,7 @@ def test_reading_starts_without_pandas():
 def test_reading_under_way_is_stopped_when_the_report_cannot_be_written(tmp_path, monkeypatch, capsys):
     import multiprocessing
 
-    from triaudit import cli
+    from triaudit import commands as cli
 
     for i in range(12):
         write(

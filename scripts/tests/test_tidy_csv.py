@@ -7,9 +7,9 @@ import math
 import pandas as pd
 from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
-from triaudit import tidy_csv
-from triaudit.report import _frame, write_report
-from triaudit.table import ROW_COLUMNS, load_table
+from triaudit.report import tidy_csv
+from triaudit.report.page import _frame, write_report
+from triaudit.results.table import ROW_COLUMNS, load_table
 
 
 def _pandas(df, path, columns):
@@ -144,7 +144,7 @@ def test_float_texts_without_orjson(monkeypatch):
 
 
 def test_the_corner_csvs_are_what_pandas_writes(tmp_path):
-    from triaudit import corners
+    from triaudit.report import corners
 
     df, _ = _frame([_awkward_results(tmp_path)])
     tables = [s.csv for s in corners.all_sections(df) if s.csv is not None and not s.csv.empty]

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from triaudit import cli, runner
-from triaudit import timemodel as T
+from triaudit import commands as cli
+from triaudit.runner import suite as runner
+from triaudit.runner import timemodel as T
 
 
 @pytest.fixture(scope="module")

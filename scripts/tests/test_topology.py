@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from triaudit import cli
-from triaudit import topology as T
+from triaudit import commands as cli
+from triaudit.doctor import topology as T
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO.parent / "shared" / "data" / "real"

@@ -6,8 +6,10 @@ import subprocess
 
 from conftest import REPO
 
-from triaudit import __version__, cli, runner
-from triaudit.gbench import SCHEMA_VERSION
+from triaudit import __version__
+from triaudit import commands as cli
+from triaudit.results.gbench import SCHEMA_VERSION
+from triaudit.runner import suite as runner
 
 
 def test_version_file_package_and_pyproject_agree():

@@ -16,8 +16,8 @@ import math
 import re
 from pathlib import Path
 
-from . import statistics
-from .model import PeerCase, PeerRun, refuse
+from triaudit.peers import statistics
+from triaudit.peers.model import PeerCase, PeerRun, refuse
 
 TOOL = "babelstream"
 

@@ -10,8 +10,8 @@ import re
 import sys
 from pathlib import Path
 
-from . import babelstream, mamf, nccl_tests, nvbandwidth, writer
-from .model import PeerFormatError
+from triaudit.peers import babelstream, mamf, nccl_tests, nvbandwidth, writer
+from triaudit.peers.model import PeerFormatError
 
 READERS = {
     "nccl-tests": nccl_tests.read,

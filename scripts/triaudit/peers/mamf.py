@@ -19,8 +19,8 @@ import json
 import re
 from pathlib import Path
 
-from . import statistics
-from .model import PeerCase, PeerRun, refuse
+from triaudit.peers import statistics
+from triaudit.peers.model import PeerCase, PeerRun, refuse
 
 TOOL = "mamf-finder"
 

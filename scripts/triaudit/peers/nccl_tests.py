@@ -15,8 +15,8 @@ import math
 import re
 from pathlib import Path
 
-from . import statistics
-from .model import PeerCase, PeerRun, gpu_name_of, refuse
+from triaudit.peers import statistics
+from triaudit.peers.model import PeerCase, PeerRun, gpu_name_of, refuse
 
 TOOL = "nccl-tests"
 

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import statistics
-from .model import PeerCase, PeerRun, gpu_name_of, refuse
+from triaudit.peers import statistics
+from triaudit.peers.model import PeerCase, PeerRun, gpu_name_of, refuse
 
 TOOL = "nvbandwidth"
 

@@ -16,9 +16,9 @@ import re
 
 import pandas as pd
 
-from ..counters import DISPLAY
-from ..table import name_parts
-from . import statistics
+from triaudit.peers import statistics
+from triaudit.results.counters import DISPLAY
+from triaudit.results.table import name_parts
 
 TOLERANCE = 0.03
 LARGE = 64 << 20  # bandwidth-bound copies and arrays: sizes beyond this compare across sizes

@@ -1,0 +1,458 @@
+"""`triaudit compare BASELINE NEW` and `triaudit history RUN...`: regressions between runs.
+
+Cases are matched by name and judged on their throughput counter (counters.py: flops/ops, busbw,
+bytes_per_second, ...; time for launch cases) from the individual repetitions with stats.decide.
+A GEMM case's identity includes the cuBLASLt algorithm it chose (`algo_id`): when the two runs
+chose different algorithms the case is listed as "algorithm changed" and fails the gate, because
+the comparison would not be like for like (`--allow-algo-change` judges it anyway).
+
+The gate (exit codes): 0 no regression; 1 a regression: significantly slower by at least the
+minimum effect, a case ok in the baseline that errors, is skipped or is missing in the new run, a
+case that cannot be compared like for like (algorithm or judged counter changed), or a slowdown
+beyond `max_untested_change` that too few repetitions could not test; 2 bad input; 3 nothing could
+be judged (no common case). Runs of different GPU models, drivers or clocks are refused unless
+allowed, saying why.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from triaudit.judge import stats
+from triaudit.results.counters import judged_counter
+from triaudit.results.gbench import load_result
+from triaudit.results.reading import scan_paths
+from triaudit.results.runs import gpu_identity, read_run
+
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
+
+# Verdicts that fail the gate, and the order sections are printed in.
+FAILING = ["slower", "newly failing", "missing", "algorithm changed", "not comparable", "untested change"]
+SIGN_NOTE = (
+    "change = new vs baseline, relative, of the counter judged: for throughput counters (flops, ops, "
+    "bytes_per_second, busbw, ...) + is faster; for times (time_s, per_kernel_s) − is faster."
+)
+
+
+class CompareError(ValueError):
+    pass
+
+
+class NothingToJudge(CompareError):
+    """The inputs are fine but share nothing to judge (exit 3)."""
+
+
+@dataclass
+class CaseSample:
+    status: str  # ok, error or skipped
+    message: str = ""
+    metric: str = ""
+    higher: bool = True
+    values: list = field(default_factory=list)  # repetitions (aggregates-only files: the median alone)
+    aggregates_only: bool = False
+    algo: tuple = ()  # distinct algo_id values of a GEMM case
+    label: str = ""
+
+
+@dataclass
+class RunSamples:
+    label: str
+    context: dict
+    cases: dict  # case -> CaseSample
+    complete: bool
+    notes: list = field(default_factory=list)  # what the loader skipped or wants said
+
+    @property
+    def samples(self) -> dict:
+        """case -> (metric, higher_is_better, values) of the cases measured (history uses this)."""
+        return {c: (s.metric, s.higher, s.values) for c, s in self.cases.items() if s.status == "ok" and s.values}
+
+
+def _case_sample(runs: list) -> CaseSample:
+    bad = [r for r in runs if r.status != "ok"]
+    if bad:
+        worst = next((r for r in bad if r.status == "error"), bad[0])
+        return CaseSample(worst.status, worst.message)
+    reps = [r for r in runs if r.run_type == "iteration"]
+    aggregates_only = not reps
+    if aggregates_only:
+        reps = [r for r in runs if r.aggregate_name == "median"]
+        if not reps:
+            kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
+            return CaseSample("skipped", f"only aggregates ({', '.join(kinds)}) and no median")
+    counters = {**reps[0].counters, "time_s": reps[0].time_s}
+    judged = judged_counter({k: v for k, v in counters.items() if v == v})
+    if judged is None:
+        return CaseSample("error", "no counter to judge (no time and no throughput counter)")
+    metric, higher = judged
+    values = [(r.time_s if metric == "time_s" else r.counters.get(metric, math.nan)) for r in reps]
+    algo = tuple(sorted({r.counters["algo_id"] for r in reps if "algo_id" in r.counters}))
+    return CaseSample("ok", "", metric, higher, [v for v in values if v == v], aggregates_only, algo, reps[0].label)
+
+
+def load_samples(path: Path) -> RunSamples:
+    files, skipped = scan_paths([path])
+    if not files:
+        raise CompareError(f"{path}: no result files" + (f" ({'; '.join(skipped)})" if skipped else ""))
+    folders = sorted({f.parent for f in files})
+    if len(folders) > 1:
+        raise CompareError(
+            f"{path}: holds {len(folders)} runs ({', '.join(d.name for d in folders[:4])}"
+            f"{', ...' if len(folders) > 4 else ''}): compare one run folder against another"
+        )
+    cases: dict[str, CaseSample] = {}
+    owner: dict[str, str] = {}
+    context: dict = {}
+    complete = True
+    gpus: set[str] = set()
+    notes: list[str] = list(skipped)
+    for f in files:
+        rf = load_result(f)
+        notes += rf.notes
+        run = read_run(f.parent, [rf.context])
+        complete = complete and run.complete
+        gpu = gpu_identity(rf.context, run, f.name)
+        if gpu and not str(rf.context.get("executable", "")).startswith("peer:"):
+            gpus.add(gpu)
+        if str(rf.context.get("gpu_available", "")).lower() == "true":
+            context = context or rf.context
+        by_case: dict[str, list] = {}
+        for r in rf.runs:
+            by_case.setdefault(r.case, []).append(r)
+        for case, runs in by_case.items():
+            if case in owner:  # one case in two files of one run: never two numbers for one case
+                cases[case] = CaseSample("error", f"conflict: {case} is in both {Path(owner[case]).name} and {f.name}")
+                continue
+            owner[case] = str(f)
+            cases[case] = _case_sample(runs)
+    if len(gpus) > 1:
+        raise CompareError(
+            f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
+            "at a time, or use `triaudit outliers` across GPUs"
+        )
+    return RunSamples(str(path), context, cases, complete, notes)
+
+
+def comparability(a: RunSamples, b: RunSamples) -> list[str]:
+    problems = []
+    for key, what in (
+        ("gpu_name", "GPU model"),
+        ("driver_version", "driver"),
+        ("sm_clock_max_mhz", "maximum SM clock"),
+        ("memory_clock_mhz", "memory clock"),
+    ):
+        va, vb = a.context.get(key), b.context.get(key)
+        if va != vb:
+            problems.append(f"{what} differs: {va!r} vs {vb!r}")
+    return problems
+
+
+def _raw_change(va: list, vb: list) -> float:
+    """(new - baseline) / baseline of the medians, NaN when it cannot be said."""
+    if not va or not vb:
+        return math.nan
+    mb, mn = statistics.median(va), statistics.median(vb)
+    return (mn - mb) / abs(mb) if mb else math.nan
+
+
+def judge(
+    a: RunSamples,
+    b: RunSamples,
+    alpha=0.05,
+    min_effect=0.02,
+    min_repetitions=4,
+    max_untested_change=0.10,
+    allow_algo_change=False,
+) -> pd.DataFrame:
+    rows = []
+    for case in sorted(set(a.cases) | set(b.cases)):
+        A, B = a.cases.get(case), b.cases.get(case)
+        row = {
+            "case": case,
+            "metric": "",
+            "baseline": math.nan,
+            "new": math.nan,
+            "change_pct": math.nan,
+            "p_value": math.nan,
+            "n_baseline": 0,
+            "n_new": 0,
+        }
+        if A is None:
+            rows.append({**row, "verdict": "new", "reason": "only in the new run"})
+            continue
+        if B is None:
+            verdict = "missing" if A.status == "ok" else "not judged"
+            rows.append(
+                {
+                    **row,
+                    "verdict": verdict,
+                    "reason": "not in the new run" + ("" if A.status == "ok" else f" (the baseline had it {A.status})"),
+                }
+            )
+            continue
+        if A.status != "ok" or B.status != "ok":
+            if A.status == "ok":
+                verdict, reason = "newly failing", f"{B.status} in the new run: {B.message}"
+            elif B.status == "ok":
+                verdict, reason = "fixed", f"{A.status} in the baseline: {A.message}"
+            else:
+                verdict, reason = "failing in both", f"new run: {B.status}: {B.message}"
+            rows.append({**row, "verdict": verdict, "reason": reason})
+            continue
+        row.update(
+            metric=A.metric,
+            baseline=statistics.median(A.values) if A.values else math.nan,
+            new=statistics.median(B.values) if B.values else math.nan,
+            n_baseline=len(A.values),
+            n_new=len(B.values),
+        )
+        if A.metric != B.metric:
+            rows.append(
+                {**row, "verdict": "not comparable", "reason": f"judged counter changed ({A.metric} vs {B.metric})"}
+            )
+            continue
+        raw = _raw_change(A.values, B.values)
+        row["change_pct"] = raw * 100
+        if A.algo != B.algo and not allow_algo_change:
+            rows.append(
+                {
+                    **row,
+                    "verdict": "algorithm changed",
+                    "reason": f"cuBLASLt algo_id {_algo(A.algo)} → {_algo(B.algo)}: not like for like "
+                    "(--allow-algo-change judges it anyway)",
+                }
+            )
+            continue
+        v = stats.decide(A.values, B.values, A.higher, alpha, min_effect, min_repetitions)
+        verdict, reason = v.verdict, v.reason
+        if A.aggregates_only or B.aggregates_only:
+            verdict, reason = "untested", "only aggregates (no repetitions): " + reason.split(": ", 1)[-1]
+        if verdict == "untested" and v.change == v.change and v.change < -max_untested_change:
+            verdict = "untested change"
+            reason += f"; slower by more than --max-untested-change {max_untested_change * 100:g}%"
+        if A.algo != B.algo:
+            reason += f" (algo_id {_algo(A.algo)} → {_algo(B.algo)})"
+        rows.append({**row, "p_value": v.p_value, "verdict": verdict, "reason": reason})
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "case",
+            "metric",
+            "baseline",
+            "new",
+            "change_pct",
+            "p_value",
+            "verdict",
+            "reason",
+            "n_baseline",
+            "n_new",
+        ],
+    )
+
+
+def _algo(ids: tuple) -> str:
+    return "/".join(f"{i:g}" for i in ids) if ids else "none"
+
+
+def compare(
+    baseline: Path,
+    new: Path,
+    alpha=0.05,
+    min_effect=0.02,
+    min_repetitions=4,
+    allow_different=False,
+    allow_incomplete=False,
+    max_untested_change=0.10,
+    allow_algo_change=False,
+) -> pd.DataFrame:
+    a, b = load_samples(baseline), load_samples(new)
+    for r in (a, b):
+        if not r.complete and not allow_incomplete:
+            raise CompareError(
+                f"{r.label} is an interrupted run (manifest: complete = false); --allow-incomplete to compare anyway"
+            )
+    problems = comparability(a, b)
+    if problems and not allow_different:
+        raise CompareError("refusing to compare: " + "; ".join(problems) + " (--allow-different to compare anyway)")
+    result = judge(a, b, alpha, min_effect, min_repetitions, max_untested_change, allow_algo_change)
+    result.attrs["notes"] = a.notes + b.notes
+    result.attrs["problems"] = problems  # what --allow-different let through, for the summary
+    return result
+
+
+def exit_code(result: pd.DataFrame) -> int:
+    verdicts = set(result["verdict"]) if not result.empty else set()
+    if verdicts <= {"new", "missing", "not judged"}:  # no case name in common: nothing to compare
+        return EXIT_NOTHING_JUDGED
+    if verdicts & set(FAILING):
+        return EXIT_REGRESSION
+    if not verdicts & {"faster", "slower", "same", "uncertain", "untested"}:
+        return EXIT_NOTHING_JUDGED
+    return EXIT_OK
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v + 0.0:+.1f}%"
+
+
+def _num(v) -> str:
+    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+
+
+def summary_markdown(result: pd.DataFrame, baseline: str, new: str, problems: list[str] | None = None) -> str:
+    counts = result["verdict"].value_counts().to_dict() if not result.empty else {}
+    code = exit_code(result)
+    lines = [f"## triaudit compare: `{new}` against `{baseline}`", ""]
+    if problems:
+        lines += [f"Compared despite: {'; '.join(problems)}", ""]
+    for note in result.attrs.get("notes", []):
+        lines += [note, ""]
+    lines.append(
+        ", ".join(
+            f"{counts.get(k, 0)} {k}"
+            for k in (
+                "slower",
+                "faster",
+                "same",
+                "uncertain",
+                "untested",
+                "missing",
+                "newly failing",
+                "algorithm changed",
+                "untested change",
+                "not comparable",
+            )
+        )
+    )
+    lines.append("")
+    verdict = {
+        EXIT_OK: "**pass**: no regression",
+        EXIT_REGRESSION: "**fail**: " + ", ".join(f"{counts[k]} {k}" for k in FAILING if counts.get(k)),
+        EXIT_NOTHING_JUDGED: "**nothing judged**: the runs have no case in common, or none measured in both",
+    }[code]
+    lines += [f"Gate: {verdict} (exit {code}).", "", SIGN_NOTE, ""]
+    for verdict_name in FAILING + ["faster", "uncertain", "untested", "failing in both", "fixed", "new", "not judged"]:
+        sub = result[result["verdict"] == verdict_name] if not result.empty else result
+        if sub.empty:
+            continue
+        lines += [
+            f"### {verdict_name}",
+            "",
+            "| case | metric | baseline | new | change (new vs baseline: throughput + is "
+            "faster, time − is faster) | why |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in sub.itertuples(index=False):
+            lines.append(
+                f"| `{r.case}` | {r.metric} | {_num(r.baseline)} | {_num(r.new)} | {_pct(r.change_pct)} | "
+                f"{str(r.reason).replace('|', '/')} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def history(
+    runs: list[Path],
+    out: Path,
+    case_filter: str = "",
+    alpha=0.05,
+    min_effect=0.02,
+    min_repetitions=4,
+    max_cases: int = 12,
+) -> tuple[list[Path], pd.DataFrame]:
+    """Trend plots: per case, the median and range of each run in order, regressions (against
+    the previous run) marked."""
+    try:
+        pattern = re.compile(case_filter) if case_filter else None
+    except re.error as e:
+        raise CompareError(f"--cases {case_filter!r}: not a valid regular expression ({e})") from None
+    if out.exists() and not out.is_dir():
+        raise CompareError(f"--out {out}: exists and is not a folder")
+    loaded = sorted((load_samples(r) for r in runs), key=lambda r: Path(r.label).name)
+    if len(loaded) < 2:
+        raise CompareError("history needs at least two runs")
+    cards: dict[str, list[str]] = {}
+    for r in loaded:
+        cards.setdefault(str(r.context.get("gpu_name", "no GPU")), []).append(Path(r.label).name)
+    if len(cards) > 1:
+        raise CompareError(
+            "history follows one card; these runs hold "
+            + "; ".join(f"{card}: {', '.join(names)}" for card, names in sorted(cards.items()))
+            + " (run it per card, e.g. triaudit history results/<card>/*)"
+        )
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [Path(r.label).name for r in loaded]
+    cases = sorted(set.intersection(*(set(r.samples) for r in loaded)))
+    if pattern:
+        cases = [c for c in cases if pattern.search(c)]
+    if not cases:
+        raise NothingToJudge("no case common to every run" + (f" matching {case_filter!r}" if case_filter else ""))
+    rows = []
+    for case in cases:
+        for i, r in enumerate(loaded):
+            metric, higher, vals = r.samples[case]
+            verdict = ""
+            if i > 0:
+                verdict = stats.decide(
+                    loaded[i - 1].samples[case][2], vals, higher, alpha, min_effect, min_repetitions
+                ).verdict
+            rows.append(
+                {
+                    "case": case,
+                    "run": names[i],
+                    "metric": metric,
+                    "median": pd.Series(vals).median(),
+                    "min": min(vals),
+                    "max": max(vals),
+                    "verdict": verdict,
+                }
+            )
+    table = pd.DataFrame(rows)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CompareError(f"--out {out}: cannot be made: {e.strerror or e}") from e
+    shown = cases[:max_cases]
+    cols = min(3, len(shown))
+    nrows = math.ceil(len(shown) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(6 * cols, 3.6 * nrows), squeeze=False)
+    for ax, case in zip(axes.flat, shown):
+        t = table[table["case"] == case]
+        x = range(len(t))
+        ax.errorbar(list(x), t["median"], yerr=[t["median"] - t["min"], t["max"] - t["median"]], marker="o", capsize=3)
+        bad = [i for i, v in enumerate(t["verdict"]) if v == "slower"]
+        ax.scatter(
+            [x[i] for i in bad],
+            t["median"].iloc[bad],
+            s=120,
+            facecolors="none",
+            edgecolors="red",
+            label="regression" if bad else None,
+            zorder=3,
+        )
+        ax.set_xticks(list(x), t["run"], rotation=30, ha="right", fontsize=7)
+        ax.set_title(case, fontsize=8)
+        ax.set_ylabel(t["metric"].iloc[0])
+        ax.grid(True, alpha=0.3)
+        if bad:
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(shown) :]:
+        ax.axis("off")
+    fig.suptitle("triaudit history (median and range per run; red: slower than the run before)")
+    fig.set_layout_engine("tight")  # laid out as it is drawn
+    path = out / "history.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    table.to_csv(out / "history.csv", index=False)
+    return [path, out / "history.csv"], table

@@ -1,0 +1,462 @@
+"""The report's Energy section: what each card does in its first seconds (burst) and what it holds
+(sustained), with clock, power, temperature and the window each figure rests on; perf per watt from
+the executables' energy counters; throughput against watts per card.
+
+Cases (benchmarks/gemm, benchmarks/stream; README "How every case is measured"):
+  burst      gemm/ceiling/<precision>/burst; stream/triad/<type>/cache:cold/bytes:<N> (the ordinary cold
+             triad, at the sustained case's size, else the largest)
+  sustained  gemm/ceiling/<precision>/sustained; stream/triad_sustained/<type>/cache:cold/bytes:<N>
+Energy counters (per case, once the case's windows add up to >= 1 s): joules_per_op, watts_mean,
+flops_per_joule / bytes_per_joule / busbw_per_watt; energy_window_s always. Where a case has none,
+the reason is the one its label gives (energy_window_too_short (...), unknown (NVML: ...)), read
+from the result file; an older file without energy counters says so.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from triaudit.report import frames as F
+from triaudit.results.table import card_contexts, plain, records
+
+ENERGY_METRICS = (
+    "watts_mean",
+    "joules_per_op",
+    "flops_per_joule",
+    "bytes_per_joule",
+    "busbw_per_watt",
+    "energy_window_s",
+    "power_samples_mean_w",
+    "power_samples_max_w",
+    "sm_clock_mean_mhz",
+    "temperature_start_c",
+    "temperature_end_c",
+    "window_s",
+    "sustained_elapsed_s",
+)
+DISAGREE = 0.10  # counter and power samples further apart than this are named (the executables' threshold)
+
+
+def mode_of(case: str) -> str:
+    parts = case.split("/")
+    return "sustained" if (len(parts) > 3 and parts[3] == "sustained") or parts[1].endswith("_sustained") else "burst"
+
+
+def _measures(df: pd.DataFrame, cases: pd.DataFrame) -> dict[tuple, dict]:
+    """{(file, case): {metric: (median, min, max, repetitions)}} of the energy, clock and window counters."""
+    if cases.empty:
+        return {}
+    keys = set(zip(cases["file"], cases["case"]))
+    wanted = df["case"].isin({c for _, c in keys}) & df["metric"].isin(ENERGY_METRICS) & (df["status"] == "ok")
+    rows = plain(df.loc[wanted, ["file", "case", "metric", "median", "min", "max", "reps"]])
+    out: dict[tuple, dict] = {}
+    for f, c, m, med, lo, hi, n in rows.itertuples(index=False):
+        if (f, c) in keys:
+            out.setdefault((f, c), {})[m] = (med, lo, hi, n)
+    return out
+
+
+def _reason(label: str) -> str:
+    """The label's 'energy <why>' part (measure.cpp report_loop), without 'energy '."""
+    for part in label.split("; "):
+        if part.startswith("energy ") and not part.startswith("energy counter ("):
+            return part.removeprefix("energy ")
+    return ""
+
+
+class Labels:
+    """Why a case has no energy figure: the label's 'energy ...' part, read from its result file
+    (the tidy table keeps no labels); else the context's energy_counter when it is unknown."""
+
+    def __init__(self, df: pd.DataFrame):
+        self._files: dict[str, dict[str, str]] = {}
+        self._contexts = df.attrs.get("contexts", {})
+
+    def _labels(self, file: str) -> dict[str, str]:
+        if file not in self._files:
+            from triaudit.results.gbench import LoadError, load_result
+
+            try:
+                rf = load_result(file)
+                got: dict[str, str] = {}
+                for r in rf.runs:  # the repetition that says why, where one does (the first ones usually)
+                    if r.run_type == "iteration" and r.label and (r.case not in got or not _reason(got[r.case])):
+                        got[r.case] = r.label
+                self._files[file] = got
+            except (LoadError, OSError):
+                self._files[file] = {}
+        return self._files[file]
+
+    def why(self, file: str, case: str) -> str:
+        # The context answers without reading the file again when the board has no counter or the
+        # file predates energy (a hundred cards' files are not parsed twice for that).
+        counter = str(self._contexts.get(file, {}).get("energy_counter", ""))
+        if counter.startswith("unknown"):
+            return counter
+        if not counter:
+            return "no energy counter in this result (written before triaudit measured energy)"
+        return _reason(self._labels(file).get(case, "")) or "no energy figure in this result"
+
+
+def _num(m: dict, k: str, i: int = 0) -> float:
+    v = m.get(k)
+    return v[i] if v is not None else math.nan
+
+
+def _f(v: float, digits: int = 0) -> str:
+    return "" if v is None or math.isnan(v) else f"{v:,.{digits}f}"
+
+
+def burst_sustained_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (card, file, case) of the GEMM ceilings and the STREAM triad pair, with
+    kind ("gemm"/"stream"), name (precision or type), mode, rate and its spread, and the counters."""
+    out = []
+    g = pd.concat([F.metric(df, "gemm", "flops"), F.metric(df, "gemm", "ops")])
+    if not g.empty:
+        g = g[g["op"] == "ceiling"]
+        g = g.assign(kind="gemm", name=g["variant"], mode=g["case"].map(mode_of))
+        # Older runs name their ceiling differently (shapes:N): the best per precision and mode.
+        g = g.loc[g.groupby(["card", "name", "mode"])["median"].idxmax()] if not g.empty else g
+        out.append(g)
+    s = F.with_int(F.metric(df, "stream", "bytes_per_second"), "bytes")
+    if not s.empty and "cache" in s:
+        s = s[(s["cache"] == "cold") & s["op"].isin(["triad", "triad_sustained"])]
+        s = s[s["card"].notna() & s["variant"].notna()]
+        # Per card and type: the sustained pair at the largest sustained size; a type measured
+        # burst only is shown for fp32 alone, at its largest size (the STREAM section shows every
+        # type already). Grouped in order of (card, type), each group's rows as they were.
+        held = s["op"] == "triad_sustained"
+        group = [s["card"], s["variant"]]
+        has_held = held.groupby(group).transform("any")
+        held_size = s["bytes"].where(held).groupby(group).transform("max")
+        burst_size = s["bytes"].where(s["op"] == "triad").groupby(group).transform("max")
+        size = held_size.where(has_held, burst_size.where(s["variant"] == "fp32"))
+        s = s[s["bytes"] == size].sort_values(["card", "variant"], kind="stable")
+        if not s.empty:
+            out.append(s.assign(kind="stream", name=s["variant"], mode=s["case"].map(mode_of)))
+    if not out:
+        return pd.DataFrame()
+    rows = pd.concat(out, ignore_index=True)
+    m = _measures(df, rows)
+    rows["counters"] = [m.get((f, c), {}) for f, c in zip(rows["file"], rows["case"])]
+    return rows
+
+
+def _table(rows: pd.DataFrame, labels: Labels, unit: str, scale: float, eff: str, eff_unit: str, eff_scale: float):
+    cards = sorted(rows["card"].unique())
+    index, data = [], []
+    order = {"burst": 0, "sustained": 1}
+    for (name, mode), grp in sorted(rows.groupby(["name", "mode"]), key=lambda x: (x[0][0], order[x[0][1]])):
+        per_card = {r["card"]: r for r in records(grp)}
+        figures: dict[str, dict] = {
+            k: {}
+            for k in (unit, "SM clock (MHz)", "power (W)", "temperature (°C)", "window", "energy per op (J)", eff_unit)
+        }
+        for card, r in per_card.items():
+            c = r["counters"]
+            figures[unit][card] = F.cell(r, scale, 1 if scale >= 1e12 else 0)
+            figures["SM clock (MHz)"][card] = _f(_num(c, "sm_clock_mean_mhz"))
+            watts, smean, smax = (
+                _num(c, "watts_mean"),
+                _num(c, "power_samples_mean_w"),
+                _num(c, "power_samples_max_w", 2),
+            )
+            samples = f"samples mean {_f(smean)}, max {_f(smax)}" if not math.isnan(smean) else ""
+            if not math.isnan(watts):
+                figures["power (W)"][card] = f"{_f(watts)} (counter)" + (f"; {samples}" if samples else "")
+            else:
+                figures["power (W)"][card] = samples
+            t0, t1 = _num(c, "temperature_start_c", 1), _num(c, "temperature_end_c", 2)
+            figures["temperature (°C)"][card] = (
+                f"{_f(t0)} → {_f(t1)}" if not (math.isnan(t0) and math.isnan(t1)) else ""
+            )
+            ew = _num(c, "energy_window_s", 2)
+            if mode == "sustained":
+                win = f"{_f(_num(c, 'window_s'), 1)} s window, load held {_f(_num(c, 'sustained_elapsed_s', 2), 1)} s"
+            else:
+                win = ""
+            if not math.isnan(ew) and ew > 0:  # 0: the counter could not be read at all
+                win += ("; " if win else "") + f"energy over {ew:.1f} s"
+            figures["window"][card] = win
+            if "joules_per_op" in c:
+                got, of = c["joules_per_op"][3], r["reps"]
+                # The energy account accumulates over repetitions: the first ones can fall short of 1 s.
+                part = (
+                    f" ({got:.0f} of {of:.0f} repetitions; the others: {labels.why(r['file'], r['case'])})"
+                    if of == of and 0 < got < of
+                    else ""
+                )
+                figures["energy per op (J)"][card] = f"{_num(c, 'joules_per_op'):.4g}{part}"
+                e = _num(c, eff)
+                figures[eff_unit][card] = f"{e / eff_scale:.3g}" if not math.isnan(e) else ""
+            else:
+                why = labels.why(r["file"], r["case"])
+                figures["energy per op (J)"][card] = f"not known: {why}"
+                figures[eff_unit][card] = "not known"
+        for what, cells in figures.items():
+            if any(cells.values()):
+                index.append((name, mode, what))
+                data.append({card: cells.get(card, "") for card in cards})
+    return pd.DataFrame(data, index=pd.MultiIndex.from_tuples(index, names=["", "mode", "figure"]), columns=cards)
+
+
+def _context_table(df: pd.DataFrame, cards: list[str]) -> pd.DataFrame:
+    ctxs = card_contexts(df)
+    rows: dict[str, dict] = {
+        "power limit enforced (W)": {},
+        "power limit default (W)": {},
+        "temperature at start (°C)": {},
+        "energy counter": {},
+    }
+    for card in cards:
+        c = ctxs.get(card, {})
+        enforced, default = str(c.get("power_limit_enforced_w", "")), str(c.get("power_limit_default_w", ""))
+        capped = ""
+        try:
+            if float(enforced) < float(default):
+                capped = f" (capped below the default {default})"
+        except ValueError:
+            pass
+        rows["power limit enforced (W)"][card] = enforced + capped
+        rows["power limit default (W)"][card] = default
+        rows["temperature at start (°C)"][card] = str(c.get("temperature_start_c", ""))
+        rows["energy counter"][card] = str(c.get("energy_counter", "")) or "not recorded (older result)"
+    t = pd.DataFrame(rows).T[cards] if cards else pd.DataFrame()
+    t.index.name = ""
+    return t
+
+
+def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
+    """TFLOP/s per W (GEMM ceilings) and GB/s per W (STREAM triad, copies, allreduce) from the
+    energy counters: flops_per_joule = FLOP/s per W; bytes_per_joule, busbw_per_watt per 1e9."""
+    entries: list[tuple[tuple, str, str]] = []  # ((corner, what, mode), card, cell)
+
+    def add(key, r, counter, scale):
+        v = r["counters"].get(counter, (math.nan,))[0]
+        entries.append(
+            (
+                key,
+                r["card"],
+                f"{v / scale:.3g}" if not math.isnan(v) else f"not known: {labels.why(r['file'], r['case'])}",
+            )
+        )
+
+    for r in records(bs):
+        if r["kind"] == "gemm":
+            add(
+                (
+                    "GEMM ceiling, TFLOP/s per W" + (" (TOP/s for int8)" if r["name"] == "int8" else ""),
+                    r["name"],
+                    r["mode"],
+                ),
+                r,
+                "flops_per_joule",
+                1e12,
+            )
+        else:
+            add(
+                (f"STREAM triad ({int(r['bytes']) * 3 / 2**30:g} GiB moved), GB/s per W", r["name"], r["mode"]),
+                r,
+                "bytes_per_joule",
+                1e9,
+            )
+    for corner, rate, counter in (
+        ("memcpy", "bytes_per_second", "bytes_per_joule"),
+        ("allreduce", "busbw", "busbw_per_watt"),
+    ):
+        if corner == "allreduce":  # per algorithm; the GPU-count sweep is not a message-size case
+            rows = F.allreduce_rows(df, rate)
+            key = F.ALLREDUCE_KEY
+        else:
+            rows = F.with_int(F.metric(df, corner, rate), "bytes")
+            key = ["op", "variant"]
+        if rows.empty or "bytes" not in rows:
+            continue
+        rows = rows[rows["bytes"] == rows.groupby(["card", *key])["bytes"].transform("max")]
+        m = _measures(df, rows)
+        for r in records(rows[["card", "file", "case", *key]]):
+            r["counters"] = m.get((r["file"], r["case"]), {})
+            what = (
+                "copies (largest size), GB/s per W"
+                if corner == "memcpy"
+                else "allreduce busbw (largest message), GB/s per W"
+            )
+            name = f"{r['op']} {r['variant']}" + (f" algo:{r['algo']}" if r.get("algo") else "")
+            add((what, name, ""), r, counter, 1e9)
+    if not entries:
+        return pd.DataFrame()
+    cards = sorted({c for _, c, _ in entries})
+    keys = list(dict.fromkeys(k for k, _, _ in entries))
+    cell = {(k, c): v for k, c, v in entries}
+    t = pd.DataFrame(
+        [{c: cell.get((k, c), "") for c in cards} for k in keys],
+        index=pd.MultiIndex.from_tuples(keys, names=["", "case", "mode"]),
+        columns=cards,
+    )
+    return t
+
+
+def disagreement_table(bs: pd.DataFrame) -> pd.DataFrame:
+    entries = {}
+    for r in records(bs):
+        c = r["counters"]
+        w, smp = _num(c, "watts_mean"), _num(c, "power_samples_mean_w")
+        if not (math.isnan(w) or math.isnan(smp)) and w > 0 and abs(smp - w) / w > DISAGREE:
+            entries[(r["case"], r["card"])] = f"counter {w:.0f} W, samples {smp:.0f} W ({(smp - w) / w * 100:+.0f}%)"
+    if not entries:
+        return pd.DataFrame()
+    cases = list(dict.fromkeys(k for k, _ in entries))
+    cards = sorted({c for _, c in entries})
+    t = pd.DataFrame([{c: entries.get((k, c), "") for c in cards} for k in cases], index=cases, columns=cards)
+    t.index.name = "case"
+    return t
+
+
+def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame):
+    """Throughput against the energy counter's mean power per card: burst filled, sustained hollow,
+    an arrow between them; the enforced power limit dashed."""
+    pts = bs[[("watts_mean" in c) for c in bs["counters"]]] if not bs.empty else bs
+    if pts.empty:
+        return None
+    from triaudit.report.corners import _plt
+
+    plt = _plt()
+    kinds = [k for k in ("gemm", "stream") if k in set(pts["kind"])]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(6.5 * len(kinds), 4.6), squeeze=False)
+    cards = sorted(pts["card"].unique())
+    ctxs = card_contexts(df)
+    for ax, kind in zip(axes[0], kinds):
+        sub = pts[pts["kind"] == kind]
+        scale, unit = (1e12, "TFLOP/s (TOP/s for int8)") if kind == "gemm" else (1e9, "GB/s")
+        for ci, card in enumerate(cards):
+            color = f"C{ci}"
+            mine = sub[sub["card"] == card]
+            for name, grp in mine.groupby("name"):
+                xy = {r["mode"]: (r["counters"]["watts_mean"][0], r["median"] / scale) for r in records(grp)}
+                for mode, (x, y) in xy.items():
+                    ax.scatter([x], [y], s=40, color=color, facecolors=color if mode == "burst" else "none", zorder=3)
+                    ax.annotate(f"{name} {mode}", (x, y), fontsize=6, xytext=(4, 3), textcoords="offset points")
+                if len(xy) == 2:
+                    ax.annotate(
+                        "",
+                        xy=xy["sustained"],
+                        xytext=xy["burst"],
+                        arrowprops={"arrowstyle": "->", "color": color, "alpha": 0.6},
+                    )
+            try:
+                limit = float(ctxs.get(card, {}).get("power_limit_enforced_w", "nan"))
+            except ValueError:
+                limit = math.nan
+            if not math.isnan(limit):
+                ax.axvline(limit, color=color, linestyle="--", linewidth=1, alpha=0.6)
+            ax.scatter([], [], color=color, label=card + (f" (limit {limit:.0f} W)" if not math.isnan(limit) else ""))
+        ax.set_xlabel("mean power, energy counter (W)")
+        ax.set_ylabel(unit)
+        ax.set_title("GEMM ceilings" if kind == "gemm" else "STREAM triad, largest size")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Throughput against power: burst (filled) → sustained (hollow)", fontsize=10)
+    fig.set_layout_engine("tight")  # laid out as it is drawn
+    return fig
+
+
+def _csv(bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
+    recs = []
+    for r in records(bs):
+        c = r["counters"]
+        rec = {
+            "card": r["card"],
+            "case": r["case"],
+            "kind": r["kind"],
+            "name": r["name"],
+            "mode": r["mode"],
+            "rate": r["median"],
+            "rate_metric": r["metric"],
+            "spread_pct": r["spread_pct"],
+            "reps": r["reps"],
+        }
+        for k in ENERGY_METRICS:
+            rec[k] = _num(c, k)
+        rec["energy_unknown_reason"] = "" if "joules_per_op" in c else labels.why(r["file"], r["case"])
+        recs.append(rec)
+    return pd.DataFrame(recs)
+
+
+def energy_section(df: pd.DataFrame):
+    from triaudit.report.corners import Section
+
+    sec = Section("energy", "Energy: burst and sustained, power, perf per watt (TFLOP/s: TOP/s for int8)")
+    bs = burst_sustained_frame(df)
+    labels = Labels(df)
+    cards = sorted(df.loc[df["status"] == "ok", "card"].unique()) if not df.empty else []
+    if df.empty or (bs.empty and not df["metric"].isin(["watts_mean", "energy_window_s"]).any()):
+        return sec
+    if cards:
+        ctx = _context_table(df, cards)
+        if not ctx.empty and (ctx.replace("not recorded (older result)", "") != "").any().any():
+            sec.tables.append(
+                (
+                    "Power limits and the energy counter (from each card's context: a card capped "
+                    "below its default shows here)",
+                    ctx,
+                )
+            )
+    g = bs[bs["kind"] == "gemm"] if not bs.empty else bs
+    if not g.empty:
+        sec.tables.append(
+            (
+                "GEMM ceilings, burst vs sustained: throughput (± half range), mean SM clock, power "
+                "(energy counter; power samples), temperature (lowest start → highest end over the "
+                "repetitions), window, energy (burst: right after the warm-up, the best shape; "
+                "sustained: 8192³ back to back, the median over the window)",
+                _table(g, labels, "TFLOP/s", 1e12, "flops_per_joule", "TFLOP/s per W", 1e12),
+            )
+        )
+    s = bs[bs["kind"] == "stream"] if not bs.empty else bs
+    if not s.empty:
+        sizes = sorted({int(b) * 3 for b in s["bytes"]})
+        sec.tables.append(
+            (
+                f"STREAM triad, L2 flushed, {' / '.join(f'{b / 2**30:g} GiB' for b in sizes)} moved per "
+                "triad: burst (the cold sweep's case) vs sustained (back to back over the window)",
+                _table(s, labels, "GB/s", 1e9, "bytes_per_joule", "GB/s per W", 1e9),
+            )
+        )
+    ppw = perf_per_watt_table(df, bs, labels)
+    if not ppw.empty:
+        sec.tables.append(
+            (
+                "Perf per watt from the energy counters (TFLOP/s per W = flops_per_joule ÷ 1e12; "
+                "GB/s per W = bytes_per_joule or busbw_per_watt ÷ 1e9); 'not known' gives the reason",
+                ppw,
+            )
+        )
+    if not bs.empty:
+        off = disagreement_table(bs)
+        if not off.empty:
+            sec.tables.append(
+                (
+                    f"Energy counter and power samples disagree by more than {DISAGREE:.0%} (the "
+                    "counter integrates every millisecond; samples are NVML's ~1 s averages, taken "
+                    "beside the clocks)",
+                    off,
+                )
+            )
+        drawn, note = F.plotted(bs)
+        fig = throughput_watts_figure(drawn, df)
+        if fig is not None:
+            left = sorted(set(drawn["card"]) - {r["card"] for r in records(drawn) if "watts_mean" in r["counters"]})
+            sec.figures.append(
+                (
+                    "throughput_vs_watts",
+                    "Throughput against mean power per card (energy counter), "
+                    "burst → sustained; dashed: the enforced power limit"
+                    + note
+                    + (f" (no energy figure, not drawn: {', '.join(left)})" if left else ""),
+                    fig,
+                )
+            )
+        sec.csv = _csv(bs, labels)
+    return sec

@@ -1,0 +1,150 @@
+"""Small helpers over the tidy table: one metric of one corner as rows with the name's
+arguments, the datasheet spec of a card, and number formatting."""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+import pandas as pd
+
+from triaudit.core.specs import CardSpec, match_card
+from triaudit.results.counters import JUDGED
+from triaudit.results.table import plain, records
+
+# The counter that says how fast a case was, in order of preference, and whether higher is better:
+# the one list, in counters.py.
+PRIMARY_METRICS = JUDGED
+
+
+# GEMM precision name -> the datasheet column it is compared with.
+SPEC_PRECISION = {
+    "fp64": "fp64_tc",
+    "fp32": "fp32",
+    "tf32": "tf32",
+    "fp16": "fp16",
+    "fp16acc16": "fp16",
+    "bf16": "bf16",
+    "fp8e4m3": "fp8",
+    "fp8e4m3fast": "fp8",
+    "int8": "int8",
+}
+
+
+# Row positions per (corner, metric, ok) of a table, made once per table: the report asks for a few
+# hundred (corner, metric) slices of up to a million rows. Keyed by the table's id, dropped with it.
+_SLICES: dict[int, dict] = {}
+
+
+def _slices(df: pd.DataFrame) -> dict:
+    key = id(df)
+    got = _SLICES.get(key)
+    if got is None or got["n"] != len(df) or got["ref"]() is not df:
+        ok = (df["status"] == "ok").to_numpy()
+        groups = df.groupby(
+            [df["corner"], df["metric"], pd.Series(ok, index=df.index)], sort=False, observed=True
+        ).indices
+        got = {"n": len(df), "ref": weakref.ref(df, lambda _: _SLICES.pop(key, None)), "groups": groups}
+        _SLICES[key] = got
+    return got["groups"]
+
+
+def metric(df: pd.DataFrame, corner: str, name: str, ok_only: bool = True) -> pd.DataFrame:
+    if df.empty or "corner" not in df:
+        return pd.DataFrame()
+    groups = _slices(df)
+    parts = [groups.get((corner, name, True))] + ([] if ok_only else [groups.get((corner, name, False))])
+    idx = [p for p in parts if p is not None]
+    if not idx:
+        return plain(df.iloc[0:0])
+    pos = idx[0] if len(idx) == 1 else np.sort(np.concatenate(idx))
+    return plain(df.iloc[pos])
+
+
+# An allreduce case is told apart by mode, type and NCCL algorithm (`algo:ring`, `algo:auto`; runs
+# from before --algos have none: ""), then message size.
+ALLREDUCE_KEY = ["op", "variant", "algo"]
+
+
+def allreduce_rows(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    """One metric of the allreduce message-size sweep, with an `algo` column; the GPU-count sweep
+    (allreduce/scaling/...) answers another question and has its own section."""
+    rows = with_int(metric(df, "allreduce", name), "bytes")
+    if not rows.empty:
+        rows = rows[rows["op"] != "scaling"]
+    if "algo" not in rows:
+        rows = rows.assign(algo="")
+    return rows.assign(algo=rows["algo"].fillna("").astype(str))
+
+
+def with_int(rows: pd.DataFrame, *cols: str) -> pd.DataFrame:
+    for c in cols:
+        if c in rows:
+            rows[c] = pd.to_numeric(rows[c], errors="coerce")
+    return rows
+
+
+def spec_for(card: str) -> CardSpec | None:
+    return match_card(card)
+
+
+def spec_fraction(value: float, card: str, kind: str, precision: str | None = None) -> float | None:
+    """value / datasheet peak for the card (kind: "bandwidth", "compute", "pcie"), or None."""
+    spec = spec_for(card)
+    if spec is None:
+        return None
+    if kind == "bandwidth":
+        peak = spec.mem_bw
+    elif kind == "pcie":
+        peak = spec.pcie_gbps_per_direction * 1e9
+    else:
+        key = SPEC_PRECISION.get(precision or "", precision or "")
+        peak = spec.peak_flops(key) or (spec.peak_flops("fp64") if key == "fp64_tc" else None)
+    return value / peak if peak else None
+
+
+def fmt(value: float, scale: float = 1.0, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{value / scale:,.{digits}f}"
+
+
+def cell(row, scale: float, digits: int = 0, fraction: float | None = None) -> str:
+    text = fmt(row["median"], scale, digits)
+    sp = row.get("spread_pct", math.nan)
+    if isinstance(sp, float) and not math.isnan(sp):
+        text += f" ±{sp / 2:.1f}%"
+    if fraction is not None:
+        text += f" ({fraction * 100:.0f}%)"
+    return text
+
+
+def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn) -> pd.DataFrame:
+    if rows.empty:
+        return pd.DataFrame()
+    rows = rows.copy()
+    rows["cell"] = [cell_fn(r) for r in records(rows)]
+    return rows.pivot_table(index=index, columns="card", values="cell", aggfunc="first", observed=True)
+
+
+# Plots draw at most this many columns (cards, or runs with --all-runs): a figure with a hundred
+# cards is unreadable and takes minutes to lay out. The tables and CSV files hold every column.
+MAX_PLOT_COLUMNS = 4
+
+
+def plotted(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows of the first MAX_PLOT_COLUMNS columns (sorted), and a caption note naming what is left out."""
+    if rows.empty or "card" not in rows:
+        return rows, ""
+    cards = sorted(rows["card"].dropna().unique())
+    if len(cards) <= MAX_PLOT_COLUMNS:
+        return rows, ""
+    keep = cards[:MAX_PLOT_COLUMNS]
+    return rows[rows["card"].isin(keep)], (
+        f" (drawn: {len(keep)} of {len(cards)} columns, {', '.join(keep)}; every column is in the tables and CSV files)"
+    )
+
+
+def unknown_cards(cards) -> list[str]:
+    return sorted(c for c in cards if c != "no GPU" and match_card(c) is None)

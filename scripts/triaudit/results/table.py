@@ -1,0 +1,321 @@
+"""Any number of result files -> one tidy table.
+
+One row per (result file, case, metric): the card, the run (its folder), the corner/op/variant and
+the name's arguments as columns (m, n, k, bytes, ...), then the median, min, max, spread and number
+of repetitions (reps). Skipped and errored cases get one row with their status and message and no
+number. A case that two files of one run (and one GPU) both report is a conflict: one error row
+naming both files, never two numbers in one column.
+
+Built column-wise (a case's name is parsed once, rows are a take of per-case rows), and the
+contexts sit in `df.attrs` inside an object pandas does not deep-copy on every operation: a report
+over 100 cards x the whole catalogue stays in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from triaudit.results.columns import METRIC_COLS, TEXT_COLS
+from triaudit.results.reading import Reading
+from triaudit.results.runs import gpu_identity, read_run
+
+BASE_COLUMNS = [
+    "card",
+    "run",
+    "file",
+    "corner",
+    "op",
+    "variant",
+    "case",
+    "metric",
+    "median",
+    "min",
+    "max",
+    "spread_pct",
+    "reps",
+    "status",
+    "message",
+]
+_NUMERIC = ("median", "min", "max", "spread_pct")
+
+
+class Shared(dict):
+    """A dict that pandas' attrs propagation shares instead of deep-copying (pandas deep-copies
+    `attrs` on nearly every operation; with thousands of contexts that was most of a report's time).
+    Treat it as read-only."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
+
+
+class SharedNotes(tuple):
+    """Like Shared, for the notes: a tuple pandas shares instead of deep-copying."""
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def card_of(context: dict) -> str:
+    if str(context.get("gpu_available", "")).lower() == "false":
+        return "no GPU"
+    return str(context.get("gpu_name") or "unknown card")
+
+
+@cache
+def _parts(case: str) -> tuple[str, str, str, tuple]:
+    parts = case.split("/")
+    corner, op, variant = (parts + ["", "", ""])[:3]
+    args = []
+    for p in parts[3:]:
+        key, sep, value = p.partition(":")
+        if sep:
+            args.append((key, value))
+    return corner, op, variant, tuple(args)
+
+
+def name_parts(case: str) -> tuple[str, str, str, dict[str, str]]:
+    corner, op, variant, args = _parts(case)
+    return corner, op, variant, dict(args)
+
+
+_METRIC_COLS = METRIC_COLS
+# The columns that differ between the rows of one case in one file (one row per counter); every
+# other column (card, run, the name's parts) is the case's and the file's (tidy_csv relies on it).
+ROW_COLUMNS = _METRIC_COLS
+
+
+class _TextColumn:
+    """A categorical column built file by file from (distinct values, codes) pairs."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+        self.codes: list[np.ndarray] = []
+
+    def add(self, uniques: list[str], codes: np.ndarray) -> None:
+        lut = np.array([self.index.setdefault(u, len(self.index)) for u in uniques], dtype=np.int64)
+        self.codes.append(lut[codes] if len(codes) else codes)
+
+    def add_repeated(self, value: str, n: int) -> None:
+        self.codes.append(np.full(n, self.index.setdefault(value, len(self.index)), dtype=np.int64))
+
+    def categorical(self) -> pd.Categorical:
+        """Categories sorted (as pd.Categorical of the values would be: groupby and pivot order by them)."""
+        codes = np.concatenate(self.codes) if self.codes else np.zeros(0, dtype=np.int64)
+        values = list(self.index)
+        order = sorted(range(len(values)), key=values.__getitem__)
+        lut = np.full(len(values) + 1, -1, dtype=np.int64)  # the last entry: code -1 (missing) stays -1
+        lut[order] = np.arange(len(values))
+        return pd.Categorical.from_codes(lut[codes], categories=[values[i] for i in order])
+
+
+def _recode(codes: np.ndarray, per_category: list) -> pd.Categorical:
+    """A categorical whose value for each row is per_category[its code] (None: missing; code -1
+    stays missing), with sorted categories: a value per distinct name, not per row."""
+    uniques = sorted({v for v in per_category if v is not None})
+    where = {v: i for i, v in enumerate(uniques)}
+    lut = np.array([where.get(v, -1) for v in per_category] + [-1], dtype=np.int64)
+    return pd.Categorical.from_codes(lut[codes], categories=uniques)
+
+
+def _take(column: pd.Series, rows: np.ndarray):
+    """column.take(rows) as an array; a categorical by its codes (its categories shared)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return pd.Categorical.from_codes(column.cat.codes.to_numpy()[rows], dtype=column.dtype)
+    return column.to_numpy()[rows]
+
+
+def _derived(cases, per_case: list) -> pd.Categorical:
+    """A column whose value is a function of the case name, given per category of `cases`."""
+    return _recode(cases.codes.to_numpy(), per_case)
+
+
+def load_table(paths: Iterable[str | Path], reading: Reading | None = None) -> pd.DataFrame:
+    """Loads every result file under `paths` into one tidy DataFrame; `reading`, when given, is
+    the reading of those files already under way (Reading.start(paths)).
+
+    df.attrs["contexts"] maps each file to its JSON context (L2 size, peak bandwidth, ...),
+    df.attrs["runs"] each run folder to its RunInfo, df.attrs["notes"] says what was skipped.
+    """
+    if reading is None:
+        reading = Reading.start(paths)
+    notes = list(reading.notes)
+    contexts = Shared()
+    runs = Shared()
+    # Read file by file, keeping only the compact columns (the parsed runs of 100 cards would
+    # not fit the memory budget). A case two files of one run and GPU both report is found as the
+    # second one arrives and fixed up at the end.
+    owner: dict[tuple, str] = {}
+    conflicts: dict[tuple[str, str], str] = {}
+    per_case = {c: _TextColumn() for c in ("card", "run", "file", "run_dir", "case")}
+    complete: list[np.ndarray] = []
+    text = {c: _TextColumn() for c in TEXT_COLS}
+    numbers: dict[str, list] = {c: [] for c in _METRIC_COLS if c not in TEXT_COLS}
+    takes: list = []
+    n_cases = 0
+    for path, context, file_notes, case_names, cols in reading:
+        f = str(path)
+        contexts[f] = context
+        notes.extend(file_notes)
+        run_dir = str(path.parent)
+        run = runs.get(run_dir)
+        if run is None:
+            run = runs[run_dir] = read_run(path.parent, [context])
+            if run.manifest_note:
+                notes.append(run.manifest_note)
+        card = card_of(context)
+        key_base = (run_dir, card, gpu_identity(context, run, path.name))
+        for case in case_names:
+            other = owner.setdefault((*key_base, case), f)
+            if other != f:
+                msg = f"conflict: {case} is in both {Path(other).name} and {path.name} of one run"
+                conflicts[(f, case)] = conflicts[(other, case)] = msg
+        n = len(case_names)
+        for col, v in (("card", card), ("run", run.name), ("file", f), ("run_dir", run.run_dir)):
+            per_case[col].add_repeated(v, n)
+        complete.append(np.full(n, bool(run.complete)))
+        per_case["case"].add(case_names, np.arange(n))
+        takes.append(np.frombuffer(cols["take"], dtype=np.int64) + n_cases)
+        n_cases += n
+        for c in TEXT_COLS:
+            text[c].add(*cols[c])
+        for c in numbers:
+            numbers[c].append(np.frombuffer(cols[c], dtype=np.float64 if c in _NUMERIC else np.int64))
+    take = np.concatenate(takes) if takes else np.zeros(0, dtype=np.int64)
+    # Text columns are categorical: a hundred cards' million rows hold a few thousand distinct
+    # names, and comparing, grouping and copying small integer codes is what keeps a report fast.
+    cases = pd.DataFrame({c: col.categorical() for c, col in per_case.items()})
+    cases["complete"] = np.concatenate(complete) if complete else np.zeros(0, dtype=bool)
+    if n_cases:
+        names = cases["case"].cat
+        parts = [_parts(c) for c in names.categories]
+        cases["corner"] = _derived(names, [p[0] for p in parts])
+        cases["op"] = _derived(names, [p[1] for p in parts])
+        cases["variant"] = _derived(names, [p[2] for p in parts])
+        argdicts = [dict(p[3]) for p in parts]
+        keys: dict[str, None] = {}
+        # In the order the rows first name them (the column order of the table and of tidy.csv).
+        for code in pd.unique(names.codes):
+            for k in argdicts[code]:
+                keys.setdefault(k)
+        for k in keys:
+            if k not in cases.columns:
+                cases[k] = _derived(names, [a.get(k) for a in argdicts])
+    del per_case
+    front = BASE_COLUMNS + ["complete", "run_dir"]
+    if len(take):
+        # Each column once, in its final place: a frame of a million rows grown a column at a
+        # time, then put in order, was copied whole twice.
+        got: dict[str, object] = {c: _take(cases[c], take) for c in cases.columns}
+        for c in _METRIC_COLS:
+            got[c] = text.pop(c).categorical() if c in TEXT_COLS else np.concatenate(numbers.pop(c))
+        df = pd.DataFrame({c: got[c] for c in front + [c for c in got if c not in front]}, copy=False)
+    else:
+        df = cases.iloc[0:0]
+        for c in _METRIC_COLS:
+            df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
+    for c in BASE_COLUMNS + ["run_dir", "complete"]:
+        if c not in df.columns:
+            df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
+    if conflicts:
+        pair = pd.Series(list(zip(df["file"], df["case"])), index=df.index)
+        hit = pair.isin(conflicts)
+        first = hit & ~pair.duplicated()
+        df = df[~hit | first].copy()
+        fixed = pair[df.index]
+        messages = [conflicts[k] for k in fixed[first[df.index]]]
+        for col, v in (("metric", [""]), ("status", ["error"]), ("message", messages)):
+            df[col] = df[col].cat.add_categories(sorted(set(v) - set(df[col].cat.categories)))
+        for col, v in (
+            ("metric", ""),
+            ("median", math.nan),
+            ("min", math.nan),
+            ("max", math.nan),
+            ("spread_pct", math.nan),
+            ("reps", 0),
+            ("status", "error"),
+        ):
+            df.loc[first[df.index], col] = v
+        df.loc[first[df.index], "message"] = messages
+        df = df.reset_index(drop=True)
+    order = front + [c for c in df.columns if c not in front]
+    if list(df.columns) != order:
+        df = df[order]
+    df.attrs["contexts"] = contexts
+    df.attrs["runs"] = runs
+    df.attrs["notes"] = SharedNotes(notes)
+    return df
+
+
+def plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with its categorical text columns as plain text. load_table's columns are
+    categorical (fast to filter and group); the analysis code receives a slice of them as plain
+    text, which behaves as strings do in every operation (concatenation, map, fillna, min)."""
+    cats = [c for c, t in frame.dtypes.items() if isinstance(t, pd.CategoricalDtype)]
+    if not cats:
+        return frame
+    out = frame.copy(deep=False)
+    for c in cats:
+        out[c] = _as_text(frame[c])
+    return out
+
+
+def records(frame: pd.DataFrame) -> list[dict]:
+    """frame.to_dict("records"): a dict per row, numbers as Python numbers, text as str, missing as
+    NaN. Made a column at a time: pandas goes through text columns value by value, which over a
+    report's per-row loops was a tenth of its sections' time."""
+    if not frame.columns.is_unique:
+        return frame.to_dict("records")
+    columns = list(frame.columns)
+    values = [frame[c].to_numpy(dtype=object) for c in columns]
+    return [dict(zip(columns, row)) for row in zip(*values)]
+
+
+def _as_text(s: pd.Series) -> pd.Series:
+    """A categorical text column as the text column it would be (dtype "str", NaN where missing):
+    the categories taken by the codes. (astype() gets there through a per-call path ten times slower.)"""
+    dtype = s.cat.categories.dtype
+    if not isinstance(dtype, pd.StringDtype) or dtype.storage != "python":
+        return s.astype(dtype)
+    values = np.append(np.asarray(s.cat.categories, dtype=object), np.nan).take(s.cat.codes.to_numpy())
+    return pd.Series(pd.arrays.StringArray(values, dtype=dtype), index=s.index, name=s.name)
+
+
+def map_text(s: pd.Series, mapping: dict) -> pd.Series:
+    """s.map(mapping) for a text column, categorical when s is: computed per category, not per row
+    (missing where the mapping has no entry)."""
+    if not isinstance(s.dtype, pd.CategoricalDtype):
+        return s.map(mapping)
+    new = _recode(s.cat.codes.to_numpy(), [mapping.get(c) for c in s.cat.categories])
+    return pd.Series(new, index=s.index)
+
+
+def card_contexts(df: pd.DataFrame) -> dict[str, dict]:
+    """One context per card column (the last file's), for L2 size and peak bandwidth."""
+    contexts = df.attrs.get("contexts", {})
+    out: dict[str, dict] = {}
+    if df.empty or "file" not in df:
+        for ctx in contexts.values():
+            out[card_of(ctx)] = ctx
+        return out
+    # The first row of each file (a hundred cards' million rows, several times a report): among the
+    # rows where the file changes, the first of each file.
+    if isinstance(df["file"].dtype, pd.CategoricalDtype):
+        codes, files = df["file"].cat.codes.to_numpy(), df["file"].cat.categories
+    else:
+        codes, files = pd.factorize(df["file"], sort=False)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    seen, first = np.unique(codes[starts], return_index=True)
+    cards = df["card"]
+    for code, pos in zip(seen.tolist(), starts[first].tolist()):
+        if code >= 0 and files[code] in contexts:
+            out[cards.iat[pos]] = contexts[files[code]]
+    return out

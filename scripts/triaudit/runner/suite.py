@@ -1,0 +1,718 @@
+"""`triaudit run`: runs the built executables, JSON into results/<card>/<timestamp>-<host>/.
+
+Standard library only, so it also runs on a bare GPU machine. A run is written to a staging
+folder first and moved into place at the end under a name that does not exist yet: an earlier
+run is never overwritten. manifest.json records the profile, the command lines, the exit codes
+and the git commit, and whether the run completed; an interrupted run says "complete": false.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from triaudit.core import builddir
+from triaudit.core.builddir import find_build_dir
+from triaudit.runner.child import last_words, run_executable, salvage
+from triaudit.runner.progress import PlainProgress, classify
+from triaudit.runner.progress import choose as choose_progress
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
+MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
+
+EXECUTABLES = [
+    "triaudit_stream",
+    "triaudit_gemm",
+    "triaudit_memcpy",
+    "triaudit_allreduce",
+    "triaudit_p2p",
+    "triaudit_launch",
+]
+
+# The steps of a run, in order: each runs one executable (the hand-written GEMM ladder is its own
+# step, last: the wgmma levels are the likeliest to hang, and a hang then costs no other corner).
+STEPS: list[tuple[str, str]] = [
+    ("triaudit_stream", "triaudit_stream"),
+    ("triaudit_gemm", "triaudit_gemm"),
+    ("triaudit_memcpy", "triaudit_memcpy"),
+    ("triaudit_allreduce", "triaudit_allreduce"),
+    ("triaudit_p2p", "triaudit_p2p"),
+    ("triaudit_launch", "triaudit_launch"),
+    ("triaudit_gemm_ladder", "triaudit_gemm"),
+]
+STEP_EXECUTABLE = dict(STEPS)
+
+COMMON_ARGS = ["--benchmark_out_format=json", "--benchmark_display_aggregates_only=true"]
+# Every profile binds each executable to its GPU's NUMA node, CPUs and memory (nvbandwidth does);
+# `triaudit run --bind-numa off` opts out. Five repetitions: the fewest with which the Mann-Whitney
+# test of `compare` can reach p < 0.05 (with 3 against 3 it never can). Each call warms up for
+# 0.2 s (--warmup-s) and times regions for --min-time; `triaudit run --dry-run --card h200` shows
+# the estimated time (timemodel.py): quick <= 60 s and full <= 5 min on an H200 are held by a test.
+_REPS = "--benchmark_repetitions=5"
+# Each case's own work before every call brings the clock back after the host's checks (the GPU
+# boosts within milliseconds): 0.1 s nightly, 0.15 s in the full profile, 0.2 s (the executables'
+# default) in the exhaustive one.
+_QUICK_WARMUP = "--warmup-s=0.1"
+_FULL_WARMUP = "--warmup-s=0.15"
+PROFILES: dict[str, dict[str, list[str]]] = {
+    # Nightly CI: the figures a regression would show in, about a minute on an H200.
+    "quick": {
+        "triaudit_stream": [
+            "--ops=copy,triad",
+            "--types=fp32",
+            "--min-bytes=4MiB",
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            "--sustained-s=0.5",
+            _REPS,
+            "--benchmark_filter=(triad/fp32/cache:cold/bytes:1073741824|triad/fp32/cache:hot/"
+            "bytes:4194304|triad_sustained/.*)/",
+        ],
+        "triaudit_gemm": [
+            "--families=square,ceiling",
+            "--max-square=8192",
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            "--sustained-s=0.5",
+            _REPS,
+            "--benchmark_filter=^gemm/(cublaslt/(bf16|fp8e4m3)/layout:tn/m:8192/|ceiling/bf16/)",
+        ],
+        "triaudit_gemm_ladder": [
+            "--families=ladder",
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            _REPS,
+            "--benchmark_filter=^gemm/ladder_l[35]_[a-z0-9_]+/bf16/layout:tn/m:8192/",
+        ],
+        "triaudit_memcpy": [
+            "--directions=h2d,d2h,d2d,bidir",
+            "--max-bytes=256MiB",
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            _REPS,
+            "--benchmark_filter=^memcpy/((h2d|d2h)/pinned/bytes:(4096|268435456)|h2d/pageable/"
+            "bytes:268435456|d2d/copy_engine/bytes:268435456|bidir/pinned/bytes:268435456)/",
+        ],
+        "triaudit_allreduce": [
+            "--types=fp32",
+            "--modes=out_of_place",
+            "--algos=ring,auto",
+            "--max-bytes=64MiB",
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            _REPS,
+            "--benchmark_filter=/bytes:(8|67108864)/",
+        ],
+        "triaudit_p2p": [
+            "--tests=ce,latency",
+            "--pairs=representative",
+            "--min-bytes=512MiB",
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            _REPS,
+            "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|latency/ce/.*/bytes:4)/",
+        ],
+        "triaudit_launch": [
+            "--min-time=0.03",
+            _QUICK_WARMUP,
+            _REPS,
+            "--benchmark_filter=^launch/(empty/enqueue|chain_fit|fusion/(fused|unfused)/steps:64/"
+            "bytes:65536/|sync/stream_synchronize)",
+        ],
+    },
+    # Evaluation: every corner at the sizes and precisions a comparison table needs, within
+    # 5 minutes on an H200. Sustained figures: 2 s per repetition, 10 s of load back to back.
+    "full": {
+        "triaudit_stream": [
+            "--min-bytes=1MiB",
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            "--sustained-s=2",
+            _REPS,
+            "--benchmark_filter=(fp32/cache:cold/bytes:(1048576|16777216|268435456|1073741824)|"
+            "triad/fp64/cache:cold/bytes:(16777216|1073741824)|(copy|triad)/fp32/cache:hot/"
+            "bytes:(1048576|4194304)|triad_sustained/.*)/",
+        ],
+        "triaudit_gemm": [
+            "--families=square,llm,misaligned,ceiling",
+            "--max-square=8192",
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            "--sustained-s=2",
+            _REPS,
+            "--benchmark_filter=^gemm/(cublaslt/[a-z0-9]+/layout:tn/m:8192/|cublaslt/(bf16|tf32|fp64)/"
+            "layout:nn/m:8192/|cublaslt/bf16/llm:[a-z0-9_-]+/tokens:(1|4096)/|"
+            "cublaslt/fp8e4m3/llm:llama2-70b[a-z_-]+/tokens:(1|4096)/|cublaslt/bf16/layout:nn/m:8193/|"
+            "ceiling/(fp64|tf32|fp16|bf16|fp8e4m3|int8)/burst|ceiling/(bf16|fp8e4m3)/sustained)",
+        ],
+        "triaudit_gemm_ladder": [
+            "--families=ladder",
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            _REPS,
+            "--benchmark_filter=^gemm/(ladder_l[01]_[a-z0-9_]+/fp32/layout:tn/m:1024/|"
+            "ladder_l[2-5]_[a-z0-9_]+/bf16/layout:tn/m:8192/)",
+        ],
+        "triaudit_memcpy": [
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            _REPS,
+            "--benchmark_filter=(/bytes:(4096|268435456)/|pinned/bytes:1073741824/|^memcpy/overlap/)",
+        ],
+        "triaudit_allreduce": [
+            "--types=fp32,bf16",
+            "--algos=ring,auto",
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            "--scaling=on",
+            _REPS,
+            "--benchmark_filter=((out_of_place/fp32|in_place/fp32/algo:auto|out_of_place/bf16/algo:auto)"
+            "/.*/bytes:(8|32768|8388608|2147483648)/|scaling/fp32/algo:auto/)",
+        ],
+        "triaudit_p2p": [
+            "--tests=ce,sm_write,latency",
+            "--min-bytes=8MiB",
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            _REPS,
+            "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|latency/ce/.*/bytes:4)/",
+        ],
+        "triaudit_launch": [
+            "--min-time=0.05",
+            _FULL_WARMUP,
+            _REPS,
+            "--benchmark_filter=^launch/(empty|chain/(eager|graph)/kernels:(1|1000)/|chain_fit|fusion|sync)",
+        ],
+    },
+    # Every case of every executable, five repetitions: for a machine with time to spare
+    # (`triaudit run --dry-run --profile exhaustive --card ...` says how long).
+    "exhaustive": {
+        "triaudit_stream": ["--min-time=0.05", _REPS],
+        "triaudit_gemm": ["--families=square,llm,misaligned,ceiling", "--min-time=0.05", _REPS],
+        "triaudit_gemm_ladder": ["--families=ladder", "--min-time=0.05", _REPS],
+        "triaudit_memcpy": ["--min-time=0.05", "--step=2", _REPS],
+        "triaudit_allreduce": ["--scaling=on", "--min-time=0.05", _REPS],
+        "triaudit_p2p": ["--staged=on", "--min-time=0.05", _REPS],
+        "triaudit_launch": ["--min-time=0.05", _REPS],
+    },
+}
+
+
+def profile_args(profile: str, step: str) -> list[str]:
+    """The arguments a profile gives one step (after COMMON_ARGS)."""
+    return COMMON_ARGS + PROFILES[profile].get(step, [])
+
+
+@dataclass
+class Outcome:
+    exit_code: int
+    run_dir: Path | None
+    message: str
+
+
+def slug(text: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return s or "unknown-card"
+
+
+def find_executables(build_dir: Path, only: list[str] | None = None) -> dict[str, Path]:
+    """Each built executable (EXECUTABLES) by name; `only` as for find_steps."""
+    found = {}
+    for name in EXECUTABLES:
+        if only and not any(_step_selected(step, only) for step, exe in STEPS if exe == name):
+            continue
+        hits = [p for p in build_dir.rglob(name) if p.is_file() and os.access(p, os.X_OK)]
+        if hits:
+            found[name] = sorted(hits)[0]
+    return found
+
+
+def _step_selected(step: str, only: list[str]) -> bool:
+    short, exe_short = step.removeprefix("triaudit_"), STEP_EXECUTABLE[step].removeprefix("triaudit_")
+    return any(x.removeprefix("triaudit_") in (short, exe_short) for x in only)
+
+
+def find_steps(build_dir: Path, only: list[str] | None = None) -> dict[str, Path]:
+    """The steps of a run whose executable is built, in STEPS order: step name -> executable.
+    `only` names executables (gemm: both GEMM steps) or steps (gemm_ladder)."""
+    exes = find_executables(build_dir, only)
+    return {step: exes[exe] for step, exe in STEPS if exe in exes and (not only or _step_selected(step, only))}
+
+
+def staged_gpu_names(staging: Path) -> list[str]:
+    """The GPU names (as CUDA gives them) in the result files of a run being made, in file order;
+    also what an interrupted executable left."""
+    names = []
+    for f in sorted(staging.glob("*.json")):
+        try:
+            ctx = json.loads(f.read_text()).get("context", {})
+        except (OSError, ValueError):
+            continue
+        if ctx.get("gpu_available") == "true" and ctx.get("gpu_name") and ctx["gpu_name"] not in names:
+            names.append(ctx["gpu_name"])
+    return names
+
+
+def git_commit(repo: Path | None = None) -> str:
+    """`git describe` of a checkout: by default the one this package is part of (the code that ran),
+    wherever the command was started from."""
+    repo = repo if repo is not None else builddir.REPO
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _list_cases(exe: Path, args: list[str]) -> list[str]:
+    """The cases the step will run (its catalogue under the profile's filter); [] when it cannot say."""
+    filt = [a for a in args if not a.startswith("--benchmark_repetitions") and not a.startswith("--benchmark_out")]
+    try:
+        out = subprocess.run([str(exe), *filt, "--benchmark_list_tests"], capture_output=True, text=True, timeout=60)
+        return [line.strip() for line in out.stdout.splitlines() if line.strip()] if out.returncode == 0 else []
+    except (OSError, subprocess.SubprocessError):
+        return []
+
+
+def _count_cases(exe: Path, args: list[str]) -> int:
+    return len(_list_cases(exe, args))
+
+
+# An executable's time limit: its time-model estimate x 3 + 30 s, so one hang cannot starve the
+# steps after it. For a card the model does not know, the slowest card it knows stands in.
+LIMIT_FACTOR, LIMIT_SLACK_S = 3.0, 30.0
+
+
+def local_gpus(nvidia_smi: str = "nvidia-smi") -> tuple[str, int]:
+    """(the first GPU's name, how many) as nvidia-smi lists them; ("", 0) without one."""
+    try:
+        p = subprocess.run(
+            [nvidia_smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "", 0
+    names = [line.strip() for line in p.stdout.splitlines() if line.strip()] if p.returncode == 0 else []
+    return (names[0] if names else ""), len(names)
+
+
+def step_limit(step: str, cases: list[str], args: list[str], gpu_name: str, gpus: int) -> tuple[float, str]:
+    """The limit of one step and how it was found."""
+    from triaudit.core import specs
+    from triaudit.runner import timemodel
+
+    card = specs.match_card(gpu_name) if gpu_name else None
+    basis = card.key if card else None
+    if card is None:  # the slowest known card: a generous bound for a card the model cannot rate
+        card = min(specs.CARDS, key=lambda c: c.mem_bw)
+        basis = f"{card.key}'s rates (no datasheet for {gpu_name or 'this GPU'})"
+    est = timemodel.estimate_cases(STEP_EXECUTABLE[step], cases, card, timemodel.settings_from_args(args), max(1, gpus))
+    return LIMIT_FACTOR * est.seconds + LIMIT_SLACK_S, f"{est.seconds:.0f} s estimated on {basis} x 3 + 30 s"
+
+
+def _unique_dir(parent: Path, name: str) -> Path:
+    candidate, k = parent / name, 2
+    while candidate.exists():
+        candidate = parent / f"{name}-{k}"
+        k += 1
+    return candidate
+
+
+def check_only(only: list[str] | None) -> str:
+    """ "" when every name given to --only is an executable or a step; otherwise what is wrong."""
+    known = {n.removeprefix("triaudit_") for n in EXECUTABLES} | {s.removeprefix("triaudit_") for s, _ in STEPS}
+    unknown = [x for x in only or [] if x.removeprefix("triaudit_") not in known]
+    if unknown:
+        return f"--only: unknown executable(s) {', '.join(unknown)}; choose from {', '.join(sorted(known))}"
+    return ""
+
+
+def check_seconds(flag: str, value: float | None) -> str:
+    if value is not None and not (value > 0 and value == value and value != float("inf")):
+        return f"{flag} {value:g}: must be a positive number of seconds"
+    return ""
+
+
+def _run_one(
+    step: str,
+    exe: Path,
+    args: list[str],
+    staging: Path,
+    log=print,
+    timeout_s: float | None = None,
+    progress=None,
+    cases: list[str] | None = None,
+) -> dict:
+    """One step: the executable in its own process group, its output into <step>.log, its results
+    into <step>.json. A step stopped at its limit or killed keeps the cases it finished (child.salvage)."""
+    json_path = staging / f"{step}.json"
+    log_path = staging / f"{step}.log"
+    cmd = [str(exe), f"--benchmark_out={json_path}", *args]
+    total = len(cases) if cases is not None else _count_cases(exe, args)
+    progress = progress or PlainProgress(log)
+    tally = progress.begin(step, total)
+
+    def on_line(line: str) -> None:
+        # One line per finished case (or a live bar on a terminal); skipped cases summed up in one
+        # line per executable (progress.py).
+        ev = classify(line, step)
+        if ev is not None:
+            progress.line(tally, ev)
+
+    try:
+        done = run_executable(cmd, log_path, timeout_s, on_line=on_line)
+    except BaseException:
+        progress.end(tally)
+        salvage(json_path, "interrupted")  # what it finished is kept, the run marked incomplete
+        raise
+    progress.end(tally)
+    rc = done.exit_code
+    why = f"stopped at its limit of {timeout_s:.0f} s" if done.timed_out else f"exit {rc}"
+    if done.timed_out:
+        log(f"  {step}: stopped at its limit of {timeout_s:.0f} s")
+    entry = {
+        "step": step,
+        "executable": STEP_EXECUTABLE.get(step, step),
+        "command": cmd,
+        "exit_code": rc,
+        "seconds": done.seconds,
+        "log": log_path.name,
+    }
+    if timeout_s:
+        entry["limit_s"] = round(timeout_s, 1)
+    saved = salvage(json_path, why)
+    if saved:
+        entry["salvaged"] = saved
+        log(f"  {saved}")
+    entry["json"] = json_path.name if json_path.exists() else None
+    return entry
+
+
+def dry_run(
+    build_dir: Path | None,
+    profile: str,
+    card: str | None,
+    only: list[str] | None = None,
+    extra_args: list[str] | None = None,
+    gpus: int = 1,
+) -> Outcome:
+    """The estimated wall time of a profile on a card, per executable, without running anything
+    (timemodel.py). The card: --card, else the local GPU's name matched against specs.py."""
+    from triaudit.core import specs
+    from triaudit.runner import timemodel
+
+    if profile not in PROFILES:
+        return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    bad = check_only(only)
+    if bad:
+        return Outcome(EXIT_USAGE, None, bad)
+    build_dir, found = find_build_dir(build_dir)
+    if build_dir is None:
+        return Outcome(EXIT_USAGE, None, found)
+    if card is None:
+        name = ""
+        try:
+            p = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True, timeout=30
+            )
+            name = p.stdout.splitlines()[0].strip() if p.returncode == 0 and p.stdout.strip() else ""
+        except (OSError, subprocess.SubprocessError):
+            pass
+        spec = specs.match_card(name) if name else None
+        if spec is None:
+            return Outcome(
+                EXIT_USAGE,
+                None,
+                "--dry-run needs --card (one of "
+                + ", ".join(c.key for c in specs.CARDS)
+                + ")"
+                + (f": no datasheet matches the local GPU {name!r}" if name else ": no local GPU to ask"),
+            )
+        card = spec.key
+    try:
+        estimates, spec = timemodel.estimate_profile(build_dir, profile, card, only, extra_args, gpus)
+    except timemodel.ModelError as e:
+        return Outcome(EXIT_USAGE, None, str(e))
+    text = timemodel.format_estimate(estimates, spec, profile)
+    return Outcome(EXIT_OK, None, text + f"\n  ({gpus} GPU{'s' if gpus != 1 else ''} assumed; --gpu-count to change)")
+
+
+def check_results_folder(results: Path) -> str:
+    """ "" when results can hold runs (made if missing); otherwise why not, in a line."""
+    if results.exists() and not results.is_dir():
+        return f"--results {results}: is a file, not a folder"
+    try:
+        (results / ".incoming").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return f"--results {results}: cannot create a folder there ({e.strerror or e})"
+    if not os.access(results / ".incoming", os.W_OK | os.X_OK):
+        return f"--results {results}: not writable"
+    return ""
+
+
+def run_suite(
+    build_dir: Path,
+    results: Path,
+    profile: str = "quick",
+    only: list[str] | None = None,
+    extra_args: list[str] | None = None,
+    repo: Path | None = None,
+    log=print,
+    timeout_s: float | None = None,
+    budget_s: float | None = None,
+    bind_numa: str = "on",
+    nvidia_smi: str = "nvidia-smi",
+) -> Outcome:
+    """Each step is limited to its time-model estimate x 3 + 30 s (step_limit), to timeout_s when
+    that is less, and to what is left of budget_s: a step that would start with under MIN_START_S
+    left is not started. The run is then kept and marked incomplete, so a machine lent for a few
+    minutes still returns what it measured. Logs are never deleted."""
+    if profile not in PROFILES:
+        return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    bad = check_only(only) or check_seconds("--budget-s", budget_s) or check_seconds("--timeout-s", timeout_s)
+    if bad:
+        return Outcome(EXIT_USAGE, None, bad)
+    build_dir, found = find_build_dir(build_dir)
+    if build_dir is None:
+        return Outcome(EXIT_USAGE, None, found)
+    if found:
+        log(found)
+    if not build_dir.is_dir():
+        return Outcome(EXIT_USAGE, None, f"build directory {build_dir} does not exist: build first")
+    steps = find_steps(build_dir, only)
+    if not steps:
+        return Outcome(
+            EXIT_USAGE, None, f"no triaudit executables under {build_dir}" + (f" matching {only}" if only else "")
+        )
+    bad = check_results_folder(results)
+    if bad:
+        return Outcome(EXIT_USAGE, None, bad)
+
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_name = f"{stamp}-{slug(socket.gethostname())}"
+    staging = results / ".incoming" / f"{run_name}-{os.getpid()}"
+    staging.mkdir(parents=True, exist_ok=False)
+    gpu_name, gpu_count = local_gpus(nvidia_smi)
+    manifest = {
+        "profile": profile,
+        "started_utc": stamp,
+        "host": socket.gethostname(),
+        "git_commit": git_commit(repo),
+        "complete": False,
+        "executables": [],
+    }
+    if budget_s is not None:
+        manifest["budget_s"] = budget_s
+    interrupted = False
+    began = time.monotonic()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # CI cancellations arrive as SIGTERM
+    progress = choose_progress(log)  # a live bar on a terminal, plain lines in CI logs
+    log = progress.log  # on a terminal the bar's console prints the run's own lines too
+    try:
+        for i, (step, exe) in enumerate(steps.items(), 1):
+            args = profile_args(profile, step) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
+            cases = _list_cases(exe, args)
+            limit, basis = step_limit(step, cases, args, gpu_name, gpu_count)
+            if timeout_s is not None and timeout_s < limit:
+                limit, basis = timeout_s, "--timeout-s"
+            if budget_s is not None:
+                left = budget_s - (time.monotonic() - began)
+                if left < MIN_START_S:
+                    manifest["not_started"] = [n for n in list(steps)[i - 1 :]]
+                    log(f"budget of {budget_s:.0f} s spent: not started: {', '.join(manifest['not_started'])}")
+                    break
+                if left < limit:
+                    limit, basis = left, "what is left of --budget-s"
+            log(f"[{i}/{len(steps)}] {step} (limit {limit:.0f} s: {basis})")
+            manifest["interrupted_during"] = step
+            manifest["executables"].append(_run_one(step, exe, args, staging, log, limit, progress, cases))
+            del manifest["interrupted_during"]
+            if manifest["executables"][-1]["exit_code"] == EXIT_NO_DEVICE:
+                log(f"{step}: no CUDA device; the other executables would skip every case too: stopping")
+                break
+        anchor_time_left = budget_s is None or budget_s - (time.monotonic() - began) > 2 * MIN_START_S
+        if (
+            "triaudit_gemm" in steps
+            and anchor_time_left
+            and all(e["exit_code"] != EXIT_NO_DEVICE for e in manifest["executables"])
+        ):
+            left = 300.0 if budget_s is None else budget_s - (time.monotonic() - began) - 5
+            manifest["torch_anchor"] = _torch_anchor(staging, log, min(300.0, left))
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: the run is kept and marked incomplete")
+    finally:
+        progress.close()
+        signal.signal(signal.SIGTERM, previous)
+    manifest["finished_utc"] = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    codes = [e["exit_code"] for e in manifest["executables"]]
+    manifest["complete"] = not interrupted and len(codes) == len(steps)
+    if codes and codes[-1] == EXIT_NO_DEVICE:
+        codes = [EXIT_NO_DEVICE]
+
+    card = next(iter(staged_gpu_names(staging)), None)
+    if card is None:
+        return _no_device_outcome(manifest, staging, results, codes, interrupted)
+
+    manifest["card"] = card
+    _write_manifest(staging, manifest)
+    final = _unique_dir(results / slug(card), run_name)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(staging, final)
+    _tidy_incoming(results)
+    failed = [e["step"] for e in manifest["executables"] if e["exit_code"] not in (EXIT_OK,)]
+    salvaged = [e["step"] for e in manifest["executables"] if e.get("salvaged")]
+    kept = f"; the finished cases of {', '.join(salvaged)} kept" if salvaged else ""
+    if interrupted:
+        return Outcome(130, final, f"interrupted; partial run kept in {final} (marked incomplete){kept}")
+    if manifest.get("not_started"):
+        return Outcome(
+            EXIT_FAILED,
+            final,
+            f"run written to {final} (marked incomplete); budget spent before "
+            f"{', '.join(manifest['not_started'])}" + (f"; failed: {', '.join(failed)}" if failed else "") + kept,
+        )
+    if failed:
+        return Outcome(
+            EXIT_FAILED, final, f"run written to {final}; failed: {', '.join(failed)} (see their logs){kept}"
+        )
+    return Outcome(EXIT_OK, final, f"run written to {final}")
+
+
+def _write_manifest(folder: Path, manifest: dict) -> None:
+    tmp = folder / ".manifest.json.tmp"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(tmp, folder / "manifest.json")
+
+
+def _no_device_outcome(manifest: dict, staging: Path, results: Path, codes: list[int], interrupted: bool) -> Outcome:
+    """No result file names a GPU. When every executable said only "no CUDA device" nothing is
+    kept (there is nothing to keep); otherwise the run's logs stay in results/.incoming with the
+    manifest, and the message carries what the executables said."""
+    said = []
+    reason = "no CUDA device"
+    for e in manifest["executables"]:
+        text = (staging / e["log"]).read_text(errors="replace")
+        if reason == "no CUDA device" and no_device_reason(text) != "no CUDA device":
+            reason = no_device_reason(text)
+        if e["exit_code"] != EXIT_NO_DEVICE:
+            words = last_words(staging / e["log"])
+            said.append(
+                f"{e['step']} (exit {e['exit_code']}): {words}" if words else f"{e['step']} (exit {e['exit_code']})"
+            )
+    only_no_device = not interrupted and codes and all(c == EXIT_NO_DEVICE for c in codes)
+    if only_no_device:
+        shutil.rmtree(staging, ignore_errors=True)
+        _tidy_incoming(results)
+        return Outcome(EXIT_NO_DEVICE, None, f"{reason}: nothing measured, nothing written")
+    _write_manifest(staging, manifest)
+    where = f"; its logs are kept in {staging}"
+    if interrupted:
+        return Outcome(130, None, "interrupted before any executable reported a device" + where)
+    return Outcome(
+        EXIT_FAILED,
+        None,
+        f"no executable reported a device; exit codes {codes}" + (": " + "; ".join(said) if said else "") + where,
+    )
+
+
+def _torch_anchor(staging: Path, log, timeout_s: float = 300.0) -> str:
+    """One torch.matmul BF16 figure in the same run, where PyTorch is installed (torch_anchor.py)."""
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "triaudit.runner.torch_anchor", str(staging / "torch_anchor.json")],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"not run: {e}"
+    text = (p.stdout + p.stderr).strip().splitlines()
+    last = text[-1] if text else ""
+    log(f"  torch anchor: {last}")
+    return {0: "measured", 77: "skipped"}.get(p.returncode, f"failed (exit {p.returncode})") + f": {last}"
+
+
+def no_device_reason(text: str) -> str:
+    """ "no CUDA device (<CUDA's reason>)" as an executable printed it; the reason may hold parentheses
+    ("no NVIDIA driver found (libcuda.so.1 not loadable)"), so they are matched, not cut at the first ')'."""
+    start = text.find("no CUDA device (")
+    if start < 0:
+        return "no CUDA device"
+    depth = 0
+    for i in range(start + len("no CUDA device "), len(text)):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[start : i + 1]
+        if text[i] == "\n":
+            break
+    return "no CUDA device"
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _tidy_incoming(results: Path) -> None:
+    incoming = results / ".incoming"
+    try:
+        incoming.rmdir()  # only when empty
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:  # used by the GPU check script: no third-party imports
+    import argparse
+
+    p = argparse.ArgumentParser(prog="triaudit-run", description=__doc__)
+    p.add_argument("--build-dir", type=Path, default=None, help="the build folder (default: build/gpu, else build/ci)")
+    p.add_argument("--results", type=Path, default=Path("results"), help="results folder")
+    p.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="quick (nightly) or full")
+    p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
+    p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
+    p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run (see run_suite)")
+    p.add_argument(
+        "--bind-numa",
+        default="on",
+        choices=["on", "off"],
+        help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)",
+    )
+    p.add_argument("--dry-run", action="store_true", help="print the estimated time per executable; run nothing")
+    p.add_argument("--card", default=None, help="with --dry-run: the card's key in specs.py (default: the local GPU)")
+    p.add_argument("--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, allreduce)")
+    p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
+    a = p.parse_args(argv)
+    only = [x for x in a.only.split(",") if x] or None
+    if a.dry_run:
+        out = dry_run(a.build_dir, a.profile, a.card, only, a.extra, a.gpu_count)
+    else:
+        out = run_suite(
+            a.build_dir,
+            a.results,
+            a.profile,
+            only,
+            a.extra,
+            timeout_s=a.timeout_s,
+            budget_s=a.budget_s,
+            bind_numa=a.bind_numa,
+        )
+    print(out.message)
+    return out.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
