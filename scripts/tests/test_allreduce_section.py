@@ -4,8 +4,8 @@
 
 from synthetic import _entry, synthetic_context, write
 
-from triaudit.report.corners import allreduce_section
-from triaudit.report.energy import energy_section
+from triaudit.report.sections.allreduce import allreduce_section
+from triaudit.report.sections.energy import energy_section
 from triaudit.results.table import load_table
 
 BIG = 1 << 30

@@ -5,8 +5,8 @@ import pytest
 from synthetic import synthetic_corners_result, synthetic_stream_result, write
 
 from triaudit import commands as cli
-from triaudit.report import corners
 from triaudit.report import page as report
+from triaudit.report import sections
 from triaudit.results.table import load_table
 
 
@@ -111,7 +111,7 @@ def test_report_leaves_out_interrupted_runs_and_names_unknown_cards(tmp_path):
 
 def test_roofline_places_gemm_by_intensity(tmp_path):
     run = _run(tmp_path, "r")
-    fig = corners.roofline_figure(load_table([run]))
+    fig = sections.gemm.roofline_figure(load_table([run]))
     ax = fig.get_axes()[0]
     assert "NVIDIA H200" in ax.get_title()
     assert ax.get_xscale() == "log" and "FLOP/byte" in ax.get_xlabel()
@@ -140,7 +140,7 @@ def test_torch_anchor_without_torch_writes_nothing(tmp_path):
 def test_corner_figures_have_labelled_log_axes_and_card_legends(tmp_path):
     run = _run(tmp_path, "r")
     df = load_table([run])
-    figures = {stem: fig for sec in corners.all_sections(df) for stem, _, fig in sec.figures}
+    figures = {stem: fig for sec in sections.all_sections(df) for stem, _, fig in sec.figures}
     for stem in ("memcpy_bandwidth", "launch_eager_vs_graph", "allreduce_bandwidth", "gemm_by_precision"):
         fig = figures[stem]
         for ax in fig.get_axes():

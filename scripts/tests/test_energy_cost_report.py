@@ -13,7 +13,7 @@ from synthetic import synthetic_corners_result, write
 from synthetic_energy import TRIAD_BYTES, synthetic_energy_result
 
 from triaudit import commands as cli
-from triaudit.report import cost as cost_report
+from triaudit.report.sections import cost as cost_report
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
 TEMPLATE = Path(__file__).resolve().parents[1] / "prices.template.toml"

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from triaudit.report import energy as E
 from triaudit.report import frames as F
+from triaudit.report.sections import energy as E
 
 
 def _reference(s: pd.DataFrame) -> pd.DataFrame:

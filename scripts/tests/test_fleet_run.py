@@ -11,7 +11,7 @@ import pytest
 from synthetic_fleet import fake_build, fake_nvidia_smi
 
 from triaudit.fleet import node_run as FR
-from triaudit.fleet.status import read_statuses
+from triaudit.results.status import read_statuses
 from triaudit.runner import suite as runner
 
 UUIDS = [f"GPU-{c * 8}-0000-4000-8000-{c * 12}" for c in "abcd"]
@@ -282,7 +282,8 @@ def test_fleet_modules_need_no_third_party_package():
         "import sys\n"
         "for m in ('pandas', 'matplotlib', 'numpy'): sys.modules[m] = None  # any import of them fails\n"
         "from triaudit import commands as cli\n"
-        "from triaudit.fleet import node_run, slurm_job, slurm, status\n"
+        "from triaudit.fleet import node_run, slurm_job, slurm\n"
+        "from triaudit.results import status\n"
         "cli.build_parser().parse_args(['run', '--all-gpus', '--gpus', '0,3'])\n"
         "cli.build_parser().parse_args(['slurm', 'collect', '12'])\n"
         "cli.build_parser().parse_args(['outliers', 'x'])\n"

@@ -3,7 +3,7 @@ does not fail when a run holds only ceiling or LLM cases (their names carry no m
 
 import json
 
-from triaudit.report import corners
+from triaudit.report import sections
 from triaudit.results.table import load_table
 
 
@@ -45,7 +45,7 @@ def test_burst_and_sustained_are_separate_rows(tmp_path):
             "gemm/cublaslt/bf16/llm:llama2-7b-qkv/tokens:1": 2e12,
         },
     )
-    title, table = corners.gemm_section(df).tables[0]
+    title, table = sections.gemm.gemm_section(df).tables[0]
     assert "burst" in title and "sustained" in title
     cells = {idx: row.iloc[0] for idx, row in table.iterrows()}
     assert cells[("bf16", "burst")].startswith("800.0") and cells[("bf16", "sustained")].startswith("720.0")

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from synthetic import _entry, skipped_entry, synthetic_context, write
 
-from triaudit.report import p2p as P
+from triaudit.report.sections import p2p as P
 from triaudit.results.table import load_table
 
 MiB = 2**20

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from triaudit import commands as cli
-from triaudit.runner import suite as runner
+from triaudit.runner import profiles
 from triaudit.runner import timemodel as T
 
 COUNTERS = {
@@ -38,9 +38,9 @@ ENERGY = {
 def _synthetic_run(tmp_path, build_dir, profile):
     run = tmp_path / "results" / "nvidia-h200" / f"20260101T000000Z-synthetic-{profile}"
     run.mkdir(parents=True)
-    exes = runner.find_executables(build_dir)
+    exes = profiles.find_executables(build_dir)
     for name, exe in exes.items():
-        cases = T.list_cases(exe, runner.profile_args(profile, name))
+        cases = T.list_cases(exe, profiles.profile_args(profile, name))
         bench = []
         for case in cases:
             corner = case.split("/")[0]

@@ -10,8 +10,8 @@ from pathlib import Path
 from fresh_python import fresh_python
 from synthetic import synthetic_corners_result, write
 
-from triaudit.report import corners
 from triaudit.report import page as report
+from triaudit.report import sections
 
 
 def _results(tmp_path: Path) -> Path:
@@ -23,13 +23,13 @@ def _results(tmp_path: Path) -> Path:
 
 def test_the_collector_is_paused_while_the_report_is_made_and_resumed_after(tmp_path, monkeypatch):
     seen = []
-    real = corners.all_sections
+    real = sections.all_sections
 
     def watching(df, **kw):
         seen.append(gc.isenabled())
         return real(df, **kw)
 
-    monkeypatch.setattr(corners, "all_sections", watching)
+    monkeypatch.setattr(sections, "all_sections", watching)
     assert gc.isenabled()
     report.write_report([_results(tmp_path)], tmp_path / "out")
     assert seen == [False]

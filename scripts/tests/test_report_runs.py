@@ -206,9 +206,9 @@ def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkey
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from triaudit.report import corners
+    from triaudit.report import sections
 
-    real = corners.all_sections
+    real = sections.all_sections
 
     def with_a_broken_figure(df, prices=None):
         secs = real(df, prices=prices)
@@ -217,7 +217,7 @@ def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkey
         secs[0].figures.append(("broken_synthetic", "A figure with nothing to draw", fig))
         return secs
 
-    monkeypatch.setattr(corners, "all_sections", with_a_broken_figure)
+    monkeypatch.setattr(sections, "all_sections", with_a_broken_figure)
     results = tmp_path / "results"
     _stream_run(results, "h", "20260101T000000Z-synthetic", "NVIDIA H200", 4000)
     out = tmp_path / "rep"

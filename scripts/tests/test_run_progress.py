@@ -9,7 +9,7 @@ import pytest
 
 from triaudit import commands as cli
 from triaudit.core import builddir
-from triaudit.runner import progress
+from triaudit.runner import profiles, progress
 from triaudit.runner import suite as runner
 
 SKIP_17 = (
@@ -51,7 +51,7 @@ def test_without_gpu_one_line_per_executable_not_one_per_case(stream_exe, tmp_pa
     skipped = [line for line in lines if "skipped: no CUDA device" in line]
     assert len(skipped) == 1 and " skipped: no CUDA device (" in skipped[0]
     n = int(skipped[0].split("triaudit_stream: ")[1].split(" ")[0])
-    args = runner.COMMON_ARGS + runner.PROFILES["quick"]["triaudit_stream"]
+    args = profiles.COMMON_ARGS + profiles.PROFILES["quick"]["triaudit_stream"]
     assert n == runner._count_cases(stream_exe, args) > 1  # every case of the profile, in that one line
 
 

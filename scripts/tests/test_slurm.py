@@ -17,7 +17,7 @@ from synthetic_fleet import stream_entries, uuid_of, write_gpu_result
 from triaudit import commands as cli
 from triaudit.fleet import slurm as S
 from triaudit.fleet import slurm_job
-from triaudit.fleet.status import StatusFile
+from triaudit.results.status import StatusFile
 
 # `scontrol show job -o 2` on the one-node test cluster (Slurm 22.05.8), a job whose task exited 77.
 SCONTROL_LINE = (

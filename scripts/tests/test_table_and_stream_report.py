@@ -1,9 +1,9 @@
 import pytest
 from synthetic import synthetic_stream_result, write
 
-from triaudit.report import corners
 from triaudit.report import page as report
-from triaudit.report import stream as stream_report
+from triaudit.report import sections
+from triaudit.report.sections import stream as stream_report
 from triaudit.results.table import load_table
 
 
@@ -84,7 +84,7 @@ def test_no_gpu_output_renders_an_honest_empty_report(no_gpu_json):
     df = load_table([no_gpu_json])
     assert set(df["card"]) == {"no GPU"}
     assert stream_report.stream_frame(df).empty
-    sec = corners.stream_section(df)
+    sec = sections.stream.stream_section(df)
     assert not sec.tables
     assert any("skipped" in n and "no CUDA device" in n for n in sec.notes)
     assert stream_report.plot_figure(df) is None

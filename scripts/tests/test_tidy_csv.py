@@ -144,10 +144,10 @@ def test_float_texts_without_orjson(monkeypatch):
 
 
 def test_the_corner_csvs_are_what_pandas_writes(tmp_path):
-    from triaudit.report import corners
+    from triaudit.report import sections
 
     df, _ = _frame([_awkward_results(tmp_path)])
-    tables = [s.csv for s in corners.all_sections(df) if s.csv is not None and not s.csv.empty]
+    tables = [s.csv for s in sections.all_sections(df) if s.csv is not None and not s.csv.empty]
     assert len(tables) >= 4
     for i, t in enumerate(tables):
         tidy_csv.write_table(t, tmp_path / f"fast{i}.csv")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from triaudit import commands as cli
-from triaudit.runner import suite as runner
+from triaudit.runner import profiles
 from triaudit.runner import timemodel as T
 
 
@@ -24,9 +24,9 @@ def _estimate(build_dir, profile, card="h200", gpus=1):
 def test_every_executable_of_the_profiles_is_estimated(build_dir):
     est = _estimate(build_dir, "quick")
     names = {e.executable for e in est}
-    built = set(runner.find_steps(build_dir))
+    built = set(profiles.find_steps(build_dir))
     assert names == built and {"triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_launch"} <= names
-    assert list(runner.find_steps(build_dir))[-1] == "triaudit_gemm_ladder"  # the likeliest to hang goes last
+    assert list(profiles.find_steps(build_dir))[-1] == "triaudit_gemm_ladder"  # the likeliest to hang goes last
     assert all(e.cases for e in est)
 
 
@@ -93,8 +93,8 @@ def test_quick_fits_ninety_seconds_on_eight_h200s(build_dir):
     est = _estimate(build_dir, "quick", gpus=8)
     total = sum(e.seconds for e in est)
     assert total <= 90, T.format_estimate(est, T.card_by_key("h200"), "quick")
-    assert "--pairs=representative" in runner.PROFILES["quick"]["triaudit_p2p"]
-    assert "--pairs=representative" not in runner.PROFILES["full"]["triaudit_p2p"]
+    assert "--pairs=representative" in profiles.PROFILES["quick"]["triaudit_p2p"]
+    assert "--pairs=representative" not in profiles.PROFILES["full"]["triaudit_p2p"]
 
 
 def test_the_gemm_selection_and_checks_are_counted():

@@ -9,7 +9,7 @@ from conftest import REPO
 from triaudit import __version__
 from triaudit import commands as cli
 from triaudit.results.gbench import SCHEMA_VERSION
-from triaudit.runner import suite as runner
+from triaudit.runner import profiles
 
 
 def test_version_file_package_and_pyproject_agree():
@@ -28,7 +28,7 @@ def test_every_command_prints_the_same_version(stream_exe, capsys):
         assert e.code == 0
     line = capsys.readouterr().out.strip()
     assert line.startswith(f"triaudit {version} (commit ") and f"JSON schema {SCHEMA_VERSION}" in line
-    exes = runner.find_executables(stream_exe.parents[2])
+    exes = profiles.find_executables(stream_exe.parents[2])
     assert exes
     for name, exe in exes.items():
         out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)

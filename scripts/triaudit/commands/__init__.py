@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 from triaudit.core import argtypes
+from triaudit.core.builddir import git_commit
 from triaudit.results.gbench import LoadError
+from triaudit.runner import profiles
 from triaudit.runner import suite as runner
 
 
@@ -18,7 +20,7 @@ def cmd_run(a) -> int:
     from triaudit.core.builddir import find_build_dir
 
     bad = (
-        runner.check_only([x for x in a.only.split(",") if x])
+        profiles.check_only([x for x in a.only.split(",") if x])
         or runner.check_seconds("--budget-s", a.budget_s)
         or runner.check_seconds("--timeout-s", a.timeout_s)
     )
@@ -71,7 +73,7 @@ def cmd_report(a) -> int:
     with R.collector_paused():  # the reading processes inherit it
         prices, prices_error = None, ()
         if a.prices is not None:  # read before anything is written: a bad file writes no report
-            from triaudit.report.cost import PricesError, load_prices
+            from triaudit.report.sections.cost import PricesError, load_prices
 
             prices_error = PricesError
             try:
@@ -233,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--version",
         action="version",
-        version=f"triaudit {__version__} (commit {runner.git_commit()}, JSON schema {SCHEMA_VERSION})",
+        version=f"triaudit {__version__} (commit {git_commit()}, JSON schema {SCHEMA_VERSION})",
     )
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -250,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--profile",
         default="quick",
-        choices=sorted(runner.PROFILES),
+        choices=sorted(profiles.PROFILES),
         help="quick: the nightly minute; full: the ~5-minute set; exhaustive: every case (all 5 repetitions)",
     )
     r.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")

@@ -6,6 +6,7 @@ architecture list), looked for in the current folder and in the checkout this pa
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 CANDIDATES = ("build/gpu", "build/ci")
@@ -36,3 +37,19 @@ def find_build_dir(given: Path | None = None, roots: tuple[Path, ...] | None = N
         f"no build folder with triaudit executables (looked in {', '.join(looked)}): build first "
         "(cmake --workflow --preset gpu) or give --build-dir"
     )
+
+
+def git_commit(repo: Path | None = None) -> str:
+    """`git describe` of a checkout: by default the one this package is part of (the code that ran),
+    wherever the command was started from."""
+    repo = repo if repo is not None else REPO
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"

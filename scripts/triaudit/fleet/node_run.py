@@ -35,8 +35,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from triaudit.fleet.status import StatusFile
-from triaudit.runner import child
+from triaudit.core.builddir import git_commit
+from triaudit.core.names import slug
+from triaudit.results.status import StatusFile
+from triaudit.runner import child, profiles
 from triaudit.runner import suite as runner
 from triaudit.runner.suite import EXIT_FAILED, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, Outcome
 
@@ -225,7 +227,7 @@ class _Chains:
         self.log(f"  [{tag}] {name} exit {rc} after {done.seconds:.0f} s" + (f"; {saved}" if saved else ""))
         entry = {
             "step": name,
-            "executable": runner.STEP_EXECUTABLE.get(name, name),
+            "executable": profiles.STEP_EXECUTABLE.get(name, name),
             "command": cmd,
             "exit_code": rc,
             "seconds": done.seconds,
@@ -266,7 +268,7 @@ def _gpu_env(base: dict, gpu_uuids: list[str], index: str | None, siblings: bool
 
 
 def _args_for(name: str, profile: str, extra: list[str], per_gpu: bool, bind_numa: str = "on") -> list[str]:
-    args = runner.profile_args(profile, name) + list(extra)
+    args = profiles.profile_args(profile, name) + list(extra)
     if per_gpu and not any(a.startswith("--bind-numa") for a in args):
         args.append(f"--bind-numa={bind_numa}")
     return args
@@ -353,9 +355,9 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
         )
         return Outcome(code, run_dir, message)
 
-    if s.profile not in runner.PROFILES:
+    if s.profile not in profiles.PROFILES:
         return finish(
-            EXIT_USAGE, None, f"unknown profile {s.profile!r}; choose one of {', '.join(runner.PROFILES)}", "bad setup"
+            EXIT_USAGE, None, f"unknown profile {s.profile!r}; choose one of {', '.join(profiles.PROFILES)}", "bad setup"
         )
     if not s.build_dir.is_dir():
         return finish(
@@ -364,7 +366,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
             f"build directory {s.build_dir} does not exist on {record['host']}: build first",
             "bad setup",
         )
-    exes = runner.find_steps(s.build_dir, s.only)
+    exes = profiles.find_steps(s.build_dir, s.only)
     if not exes:
         return finish(
             EXIT_USAGE,
@@ -380,7 +382,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
         return finish(EXIT_USAGE, None, str(exc), "bad setup")
     record["gpus"] = [asdict(g) for g in chosen]
 
-    staging = s.results / ".incoming" / f"{started}-{runner.slug(record['node'])}-{os.getpid()}"
+    staging = s.results / ".incoming" / f"{started}-{slug(record['node'])}-{os.getpid()}"
     staging.mkdir(parents=True, exist_ok=False)
     if not chosen:
         name, exe = next(iter(exes.items()))
@@ -417,7 +419,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
         "started_utc": started,
         "host": record["host"],
         "node": record["node"],
-        "git_commit": runner.git_commit(),
+        "git_commit": git_commit(),
         "complete": False,
         "mode": "all-gpus",
         "siblings_loaded": len(chosen) > 1,
@@ -526,7 +528,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
 
     manifest["card"] = card
     runner._write_manifest(staging, manifest)
-    final = runner._unique_dir(s.results / runner.slug(card), f"{started}-{runner.slug(record['host'])}")
+    final = runner._unique_dir(s.results / slug(card), f"{started}-{slug(record['host'])}")
     final.parent.mkdir(parents=True, exist_ok=True)
     os.rename(staging, final)
     runner._tidy_incoming(s.results)
@@ -565,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
     p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--profile", default="quick", choices=sorted(runner.PROFILES))
+    p.add_argument("--profile", default="quick", choices=sorted(profiles.PROFILES))
     p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
     p.add_argument("--gpus", default="", help="GPU indices as nvidia-smi numbers them, e.g. 0,3 (default: all)")
     p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triaudit.fleet import slurm_job
-from triaudit.fleet.status import read_statuses
-from triaudit.runner.suite import PROFILES
+from triaudit.results.status import read_statuses
+from triaudit.runner.profiles import PROFILES
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "slurm" / "triaudit.sbatch"
 SETTINGS_MARK = "# @triaudit-settings@"

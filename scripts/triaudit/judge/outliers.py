@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from triaudit.fleet.status import read_statuses
-from triaudit.report.frames import PRIMARY_METRICS
 from triaudit.results.counters import DISPLAY
+from triaudit.results.counters import JUDGED as PRIMARY_METRICS
 from triaudit.results.reading import expand_paths
 from triaudit.results.runs import RunInfo, gpu_identity, read_run
+from triaudit.results.status import read_statuses
 from triaudit.results.table import load_table, plain
 
 MIN_GPUS = 4

@@ -16,8 +16,8 @@ import math
 import re
 from pathlib import Path
 
+from triaudit.core.names import slug
 from triaudit.peers.model import PeerFormatError, PeerRun
-from triaudit.runner.suite import slug
 
 SCHEMA = "1"
 

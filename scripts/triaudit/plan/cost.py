@@ -21,6 +21,7 @@ from triaudit.core import argtypes
 from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import model as P
 from triaudit.plan import prices as C
+from triaudit.plan.questions import figures_for
 
 _money_arg = argtypes.non_negative
 
@@ -110,11 +111,9 @@ def _rows_by_label(ans: dict) -> dict:
 
 
 def _basis_or_none(a):
-    from triaudit.commands.plan import _basis
-
     if not (getattr(a, "run", None) or getattr(a, "card", None)):
         return None
-    return _basis(a)
+    return figures_for(a)
 
 
 def with_cost(a, ans: dict) -> dict:

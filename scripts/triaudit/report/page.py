@@ -21,12 +21,12 @@ from pathlib import Path
 import pandas as pd
 
 from triaudit import __version__
-from triaudit.report import corners, tidy_csv
+from triaudit.core.builddir import git_commit
+from triaudit.report import sections, tidy_csv
 from triaudit.report.frames import unknown_cards
 from triaudit.results import runs as R
 from triaudit.results.reading import Reading, collector_paused, scan_paths
 from triaudit.results.table import BASE_COLUMNS, ROW_COLUMNS, Shared, load_table
-from triaudit.runner.suite import git_commit
 
 WHAT_IT_HOLDS = (
     "When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
@@ -331,25 +331,25 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, readi
     except OSError as e:
         raise ReportError(f"--out {out}: cannot be made: {e.strerror or e}") from e
     tidy = _TidyWriter(df, out / "tidy.csv")  # large tables: written while the figures are drawn
-    sections = corners.all_sections(df, prices=prices) if not df.empty else []  # prices: cost_report.Prices
+    secs = sections.all_sections(df, prices=prices) if not df.empty else []  # prices: sections/cost.py Prices
     shown = df.attrs.get("shown", {})
     names = (
         ["report.md", "report.html"]
-        + [f"{s.key}.csv" for s in sections]
-        + [f"{stem}.png" for s in sections for stem, _, _ in s.figures]
+        + [f"{s.key}.csv" for s in secs]
+        + [f"{stem}.png" for s in secs for stem, _, _ in s.figures]
     )
-    if not sections:
+    if not secs:
         names += ["stream.csv"]
     for n in names:
         if (out / n).resolve() in inputs:
             tidy.wait()
             raise ReportError(f"refusing to write {out / n}: it is one of the inputs")
     written: list[Path] = []
-    drawing = _FigureRenderer([(stem, fig) for s in sections for stem, _, fig in s.figures], out)
+    drawing = _FigureRenderer([(stem, fig) for s in secs for stem, _, fig in s.figures], out)
 
     md = [header[0], ""] + [x for h in header[2:] if h for x in (h, "")]
     body = ["<h1>triaudit report</h1>"] + [f"<p>{html.escape(h)}</p>" for h in header[2:] if h]
-    for s in sections:
+    for s in secs:
         if not s.tables and not s.figures and not s.notes:
             continue
         md += [f"## {s.title}", ""]
@@ -370,7 +370,7 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, readi
         if s.csv is not None and not s.csv.empty:
             tidy_csv.write_table(s.csv, out / f"{s.key}.csv")
             written.append(out / f"{s.key}.csv")
-    if not any(s.tables for s in sections):
+    if not any(s.tables for s in secs):
         md.append("No measured results in these runs.")
         body.append("<p>No measured results in these runs.</p>")
         if not (out / "stream.csv").exists() or (out / "stream.csv").resolve() not in inputs:
@@ -399,10 +399,10 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, readi
         else f"<p>{html.escape(not_drawn(*part))}</p>"
         for part in body
     ]
-    if sections and any(s.figures for s in sections):
+    if secs and any(s.figures for s in secs):
         import matplotlib.pyplot as plt
 
-        for s in sections:
+        for s in secs:
             for _, _, fig in s.figures:
                 plt.close(fig)
     page = (

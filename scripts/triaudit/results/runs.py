@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from triaudit.results.categorical import map_text
+
 _STAMP = re.compile(r"^(\d{8}T\d{6}Z)")
 _SEP = " · "
 
@@ -192,7 +194,6 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
     else:  # nothing left out: no copy (a hundred cards' rows are hundreds of MB)
         df = df.copy(deep=False)
     df["card_name"] = df["card"]
-    from triaudit.results.table import map_text  # (table imports this module)
 
     df["card"] = map_text(df["file"], labels)
     return df, shown, left_out

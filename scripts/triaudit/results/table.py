@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from triaudit.results.categorical import recode
 from triaudit.results.columns import METRIC_COLS, TEXT_COLS
 from triaudit.results.reading import Reading
 from triaudit.results.runs import gpu_identity, read_run
@@ -117,15 +118,6 @@ class _TextColumn:
         return pd.Categorical.from_codes(lut[codes], categories=[values[i] for i in order])
 
 
-def _recode(codes: np.ndarray, per_category: list) -> pd.Categorical:
-    """A categorical whose value for each row is per_category[its code] (None: missing; code -1
-    stays missing), with sorted categories: a value per distinct name, not per row."""
-    uniques = sorted({v for v in per_category if v is not None})
-    where = {v: i for i, v in enumerate(uniques)}
-    lut = np.array([where.get(v, -1) for v in per_category] + [-1], dtype=np.int64)
-    return pd.Categorical.from_codes(lut[codes], categories=uniques)
-
-
 def _take(column: pd.Series, rows: np.ndarray):
     """column.take(rows) as an array; a categorical by its codes (its categories shared)."""
     if isinstance(column.dtype, pd.CategoricalDtype):
@@ -135,7 +127,7 @@ def _take(column: pd.Series, rows: np.ndarray):
 
 def _derived(cases, per_case: list) -> pd.Categorical:
     """A column whose value is a function of the case name, given per category of `cases`."""
-    return _recode(cases.codes.to_numpy(), per_case)
+    return recode(cases.codes.to_numpy(), per_case)
 
 
 def load_table(paths: Iterable[str | Path], reading: Reading | None = None) -> pd.DataFrame:
@@ -287,15 +279,6 @@ def _as_text(s: pd.Series) -> pd.Series:
         return s.astype(dtype)
     values = np.append(np.asarray(s.cat.categories, dtype=object), np.nan).take(s.cat.codes.to_numpy())
     return pd.Series(pd.arrays.StringArray(values, dtype=dtype), index=s.index, name=s.name)
-
-
-def map_text(s: pd.Series, mapping: dict) -> pd.Series:
-    """s.map(mapping) for a text column, categorical when s is: computed per category, not per row
-    (missing where the mapping has no entry)."""
-    if not isinstance(s.dtype, pd.CategoricalDtype):
-        return s.map(mapping)
-    new = _recode(s.cat.codes.to_numpy(), [mapping.get(c) for c in s.cat.categories])
-    return pd.Series(new, index=s.index)
 
 
 def card_contexts(df: pd.DataFrame) -> dict[str, dict]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triaudit.core import specs
+from triaudit.runner import profiles
 
 # Efficiencies and fixed costs (seconds). Deliberately on the slow side: the estimate bounds a run.
 GEMM_EFFICIENCY = 0.7
@@ -415,18 +416,16 @@ def estimate_profile(
     gpus: int = 1,
 ) -> tuple[list[ExeEstimate], specs.CardSpec]:
     """Every executable of `profile` found under `build_dir`, its cases and their estimated time."""
-    from triaudit.runner import suite as runner  # runner imports this module lazily too
-
     card = card_by_key(card_key)
-    if profile not in runner.PROFILES:
-        raise ModelError(f"unknown profile {profile!r}; choose one of {', '.join(runner.PROFILES)}")
-    exes = runner.find_steps(build_dir, only)
+    if profile not in profiles.PROFILES:
+        raise ModelError(f"unknown profile {profile!r}; choose one of {', '.join(profiles.PROFILES)}")
+    exes = profiles.find_steps(build_dir, only)
     if not exes:
         raise ModelError(f"no triaudit executables under {build_dir}: build first (the dry run lists their cases)")
     out = []
     for step, exe in exes.items():
-        args = runner.profile_args(profile, step) + list(extra_args or [])
-        e = estimate_cases(runner.STEP_EXECUTABLE[step], list_cases(exe, args), card, settings_from_args(args), gpus)
+        args = profiles.profile_args(profile, step) + list(extra_args or [])
+        e = estimate_cases(profiles.STEP_EXECUTABLE[step], list_cases(exe, args), card, settings_from_args(args), gpus)
         e.executable = step
         out.append(e)
     return out, card

@@ -23,6 +23,7 @@ import pandas as pd
 from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import prices as C
 from triaudit.plan.models import MODELS
+from triaudit.report.section import Section
 from triaudit.results.table import plain
 
 CARD_KEYS = {"rent_per_hour", "buy_price", "years", "power_price_kwh", "utilisation"}
@@ -229,34 +230,25 @@ def _rate_table(rows: pd.DataFrame, priced: dict, names: dict, unit: float, cur:
 def decode_cost(files: list[str], prices: Prices, p: C.Price) -> dict:
     """`triaudit plan decode --run FILES --model M --weights W` with the card's price: the plan's own
     rows (tokens/s, cost per million tokens), or {"error": why}."""
-    from triaudit.commands import build_parser
-    from triaudit.commands import plan as plan_cli
     from triaudit.plan import cost as plan_cost
     from triaudit.plan import model as P
+    from triaudit.plan.questions import Question, answer
     from triaudit.results.gbench import LoadError
 
-    argv = (
-        ["plan", "--json"]
-        + [x for f in files for x in ("--run", f)]
-        + [
-            "decode",
-            "--model",
-            prices.decode_model,
-            "--weights",
-            prices.decode_weights,
-            "--tokens-per-user",
-            repr(prices.tokens_per_user),
-            "--utilisation",
-            repr(p.utilisation),
-        ]
+    q = Question(
+        "decode",
+        run=[Path(f) for f in files],
+        model=prices.decode_model,
+        weights=prices.decode_weights,
+        tokens_per_user=prices.tokens_per_user,
+        utilisation=p.utilisation,
     )
     if p.buying:
-        argv += ["--price", repr(p.purchase), "--years", repr(p.years), "--power-price-kwh", repr(p.power_price_kwh)]
+        q.price, q.years, q.power_price_kwh = p.purchase, p.years, p.power_price_kwh
     else:
-        argv += ["--price-per-hour", repr(p.per_hour)]
+        q.price_per_hour = p.per_hour
     try:
-        a = build_parser().parse_args(argv)
-        ans = plan_cost.with_cost(a, plan_cli.answer(a))
+        ans = plan_cost.with_cost(q, answer(q))
     except (P.PlanError, LoadError, C.CostError) as e:
         return {"error": str(e)}
     return {
@@ -328,8 +320,7 @@ def _decode_table(df: pd.DataFrame, prices: Prices, priced: dict, recs: list) ->
 
 
 def cost_section(df: pd.DataFrame, prices: Prices | str | Path):
-    from triaudit.report.corners import Section
-    from triaudit.report.energy import burst_sustained_frame
+    from triaudit.report.sections.energy import burst_sustained_frame
 
     if not isinstance(prices, Prices):
         prices = load_prices(prices)

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from triaudit.runner.suite import slug
+from triaudit.core.names import slug
 
 STATUS_DIR = "hosts"
 STATUS_SUFFIX = ".status"

@@ -6,6 +6,8 @@ import math
 
 import pandas as pd
 
+from triaudit.report import frames as F
+from triaudit.report.section import Section, not_measured
 from triaudit.results.table import card_contexts, plain, records
 
 OPS = ["copy", "scale", "add", "triad", "dot"]
@@ -151,3 +153,34 @@ def plot_figure(df: pd.DataFrame):
     fig.legend(handles, labels, loc="lower center", ncol=min(5, max(1, len(labels))), fontsize=8)
     fig.set_layout_engine("tight", rect=(0, 0.06 + 0.02 * (len(labels) // 5), 1, 1))  # laid out as drawn
     return fig
+
+
+def stream_section(df: pd.DataFrame) -> Section:
+    sec = Section("stream", "Bandwidth: STREAM")
+    s = stream_frame(df)
+    if not s.empty:
+        hbm = hbm_table(s)
+        if not hbm.empty:
+            sec.tables.append(("HBM: largest array, L2 flushed (GB/s, ± half range, % of device-reported peak)", hbm))
+            big = s[(s["cache"] == "cold")]
+            big = big[big["bytes"] == big.groupby("card")["bytes"].transform("max")]
+            ds = F.pivot_cells(
+                big[big["op"].isin(["copy", "triad"])],
+                ["op", "type"],
+                lambda r: F.cell(r, 1e9, 0, F.spec_fraction(r["median"], r["card"], "bandwidth")),
+            )
+            if not ds.empty:
+                sec.tables.append(("HBM against the datasheet bandwidth (GB/s, % of datasheet)", ds))
+        l2 = l2_table(s, card_contexts(df))
+        if not l2.empty:
+            sec.tables.append(("L2-resident: best hot bandwidth (GB/s)", l2))
+        drawn, note = F.plotted(df)
+        fig = plot_figure(drawn)
+        if fig is not None:
+            sec.figures.append(("stream_bandwidth", "STREAM bandwidth against working-set size" + note, fig))
+        sec.csv = csv_table(df)
+    sec.notes = not_measured(df, "stream")
+    return sec
+
+
+# --- compute ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import math
 import pandas as pd
 
 from triaudit.report import frames as F
+from triaudit.report.section import Section, pyplot
 from triaudit.results.table import card_contexts, plain, records
 
 ENERGY_METRICS = (
@@ -320,9 +321,8 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame):
     pts = bs[[("watts_mean" in c) for c in bs["counters"]]] if not bs.empty else bs
     if pts.empty:
         return None
-    from triaudit.report.corners import _plt
 
-    plt = _plt()
+    plt = pyplot()
     kinds = [k for k in ("gemm", "stream") if k in set(pts["kind"])]
     fig, axes = plt.subplots(1, len(kinds), figsize=(6.5 * len(kinds), 4.6), squeeze=False)
     cards = sorted(pts["card"].unique())
@@ -385,7 +385,6 @@ def _csv(bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
 
 
 def energy_section(df: pd.DataFrame):
-    from triaudit.report.corners import Section
 
     sec = Section("energy", "Energy: burst and sustained, power, perf per watt (TFLOP/s: TOP/s for int8)")
     bs = burst_sustained_frame(df)

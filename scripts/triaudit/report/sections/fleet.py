@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from triaudit.fleet.status import STATUS_DIR, read_statuses
 from triaudit.judge import outliers as O
+from triaudit.report.section import Section, pyplot
+from triaudit.results.status import STATUS_DIR, read_statuses
 
 MAX_CASES = 30  # per figure: the cases with outliers first, then the widest spread
 
@@ -27,9 +28,8 @@ def _status_roots(df: pd.DataFrame) -> list[Path]:
 
 def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
     """One dot per GPU and case at its throughput relative to the group median; outliers red, named."""
-    from triaudit.report.corners import _plt
 
-    plt = _plt()
+    plt = pyplot()
     g = per[(per["model"] == model) & (per["driver"] == driver)].copy()
     g["relative"] = g["throughput"] / g["group_median"] * 100
     spread = g.groupby("case")["relative"].agg(lambda s: s.max() - s.min())
@@ -66,7 +66,6 @@ def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
 
 
 def fleet_section(df: pd.DataFrame, threshold: float = 0.05):
-    from triaudit.report.corners import Section
 
     sec = Section("fleet", "Fleet: every GPU against its siblings")
     ident = O.identities(df)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from triaudit.core.specs import match_card
 from triaudit.report import frames as F
+from triaudit.report.section import Section, pyplot
 from triaudit.results.table import plain
 
 TEST_ORDER = [
@@ -39,15 +40,7 @@ HEATMAP_GBPS = (1.0, 1000.0)
 LOW_FRACTION = 0.8
 
 
-def _plt():
-    from triaudit.report.corners import _plt as plt  # here: corners imports this module
-
-    return plt()
-
-
 def _new_section(key: str, title: str):
-    from triaudit.report.corners import Section
-
     return Section(key, title)
 
 
@@ -161,7 +154,7 @@ def links_table(ctx: dict, n: int) -> pd.DataFrame:
 
 
 def heatmap_figure(big: pd.DataFrame, test: str, labels: dict[str, str], contexts: dict):
-    plt = _plt()
+    plt = pyplot()
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Rectangle
 
@@ -400,7 +393,7 @@ def scaling_table(sc: pd.DataFrame, contexts: dict) -> tuple[pd.DataFrame, pd.Da
 
 
 def scaling_figure(plotted: pd.DataFrame):
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     for (card, run, typ, algo), line in plotted.groupby(["card", "run", "type", "algo"]):
         line = line.sort_values("gpus")

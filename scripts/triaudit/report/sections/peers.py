@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from triaudit.peers.side_by_side import side_by_side
+from triaudit.report.section import Section
 
 COLUMNS = [
     "peer",
@@ -21,7 +22,6 @@ COLUMNS = [
 
 
 def peer_section(df: pd.DataFrame):
-    from triaudit.report.corners import Section  # corners registers this section: imported here, not at the top
 
     sec = Section("peers", "Peers side by side")
     t, notes = side_by_side(df)

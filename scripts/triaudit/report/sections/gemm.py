@@ -1,0 +1,171 @@
+"""Report section "Compute: GEMM": the measured compute roof, cuBLASLt per precision, the ladder, the roofline."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from triaudit.report import frames as F
+from triaudit.report.section import Section, not_measured, pyplot
+from triaudit.report.sections.stream import stream_frame
+
+
+def _gemm_rate(df: pd.DataFrame) -> pd.DataFrame:
+    rows = pd.concat([F.metric(df, "gemm", "flops"), F.metric(df, "gemm", "ops")])
+    for col in ("m", "n", "k"):  # ceiling and LLM cases carry no m:/n:/k: in their names
+        if col not in rows:
+            rows[col] = math.nan
+    return F.with_int(rows, "m", "n", "k")
+
+
+def _library(g: pd.DataFrame) -> pd.DataFrame:
+    """cuBLASLt cases and the ceiling sweep: what defines a card's compute roof (not the ladder)."""
+    return g[g["op"].isin(["cublaslt", "ceiling"])] if not g.empty else g
+
+
+def gemm_section(df: pd.DataFrame) -> Section:
+    sec = Section("gemm", "Compute: GEMM")
+    g = _gemm_rate(df)
+    if not g.empty:
+        ceil = g[g["op"] == "ceiling"].copy()
+        frac = lambda r: F.spec_fraction(r["median"], r["card"], "compute", r["variant"])  # noqa: E731
+        if not ceil.empty:
+            # gemm/ceiling/<precision>/burst (best of the sweep right after a warm-up) and /sustained
+            # (8192^3 over a window): what the card does at first and what it holds.
+            ceil["mode"] = (
+                ceil["case"]
+                .str.rsplit("/", n=1)
+                .str[-1]
+                .where(ceil["case"].str.endswith(("/burst", "/sustained")), "sweep")
+            )
+            sec.tables.append(
+                (
+                    "Measured compute roof: burst (best of the ceiling sweep) and sustained "
+                    "(TFLOP/s or TOP/s, % of datasheet)",
+                    F.pivot_cells(ceil, ["variant", "mode"], lambda r: F.cell(r, 1e12, 1, frac(r))),
+                )
+            )
+        lt = g[g["op"].isin(["cublaslt", "torch"]) & (g["m"] == 8192) & (g["n"] == 8192) & (g["k"] == 8192)]
+        if not lt.empty:
+            sec.tables.append(
+                (
+                    "cuBLASLt (and torch.matmul where measured) at 8192³ (TFLOP/s, % of datasheet)",
+                    F.pivot_cells(lt, ["op", "variant", "layout"], lambda r: F.cell(r, 1e12, 1, frac(r))),
+                )
+            )
+        lad = g[g["op"].str.startswith("ladder")].copy()
+        if not lad.empty:
+            ratio = F.metric(df, "gemm", "ratio_to_cublas")[["file", "case", "median"]].rename(
+                columns={"median": "ratio"}
+            )
+            lad = lad.merge(ratio, on=["file", "case"], how="left")
+            lad["size"] = lad["m"].astype("int64").astype(str) + "³"
+            sec.tables.append(
+                (
+                    "Hand-written ladder (TFLOP/s, × cuBLASLt on the same shape)",
+                    F.pivot_cells(
+                        lad,
+                        ["op", "size"],
+                        lambda r: (
+                            F.fmt(r["median"], 1e12, 1)
+                            + (f" (×{r['ratio']:.2f})" if not math.isnan(r["ratio"]) else "")
+                        ),
+                    ),
+                )
+            )
+        drawn, note = F.plotted(_library(g))
+        fig = gemm_figure(drawn)
+        if fig is not None:
+            sec.figures.append(
+                ("gemm_by_precision", "Best GEMM throughput per precision beside the datasheet peak" + note, fig)
+            )
+        sec.csv = g[
+            ["card", "case", "op", "variant", "layout", "m", "n", "k", "metric", "median", "spread_pct", "reps"]
+            if "layout" in g
+            else ["card", "case", "median"]
+        ]
+    sec.notes = not_measured(df, "gemm")
+    return sec
+
+
+def gemm_figure(g: pd.DataFrame):
+    plt = pyplot()
+    best = g.groupby(["card", "variant"])["median"].max().reset_index()
+    if best.empty:
+        return None
+    cards = sorted(best["card"].unique())
+    precs = [p for p in F.SPEC_PRECISION if p in set(best["variant"])]
+    fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(precs) * len(cards)), 4.5))
+    width = 0.8 / max(1, len(cards))
+    for ci, card in enumerate(cards):
+        xs, ys, peaks = [], [], []
+        for pi, p in enumerate(precs):
+            v = best[(best["card"] == card) & (best["variant"] == p)]["median"]
+            if v.empty:
+                continue
+            xs.append(pi + ci * width)
+            ys.append(float(v.iloc[0]) / 1e12)
+            spec = F.spec_for(card)
+            pk = spec.peak_flops(F.SPEC_PRECISION[p]) if spec else None
+            peaks.append(pk / 1e12 if pk else math.nan)
+        ax.bar(xs, ys, width=width, label=f"{card}: measured")
+        ax.scatter(xs, peaks, marker="_", s=400, color="black", zorder=3, label="datasheet peak" if ci == 0 else None)
+    ax.set_xticks([i + width * (len(cards) - 1) / 2 for i in range(len(precs))], precs)
+    ax.set_ylabel("TFLOP/s (TOP/s for int8)")
+    ax.set_yscale("log")
+    ax.set_title("GEMM: best measured throughput per precision")
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    fig.set_layout_engine("tight")  # laid out as it is drawn
+    return fig
+
+
+def roofline_figure(df: pd.DataFrame):
+    """Per card: measured compute roofs (ceiling sweep, else best GEMM) per precision, the
+    measured HBM slope (largest cold STREAM case), ridge points, GEMM cases by intensity."""
+    plt = pyplot()
+    g = _library(_gemm_rate(df))
+    s = stream_frame(df)
+    if g.empty or s.empty:
+        return None
+    cards = sorted(set(g["card"]) & set(s["card"]))
+    if not cards:
+        return None
+    ai = F.metric(df, "gemm", "arithmetic_intensity")[["file", "case", "median"]].rename(columns={"median": "ai"})
+    fig, axes = plt.subplots(1, len(cards), figsize=(7 * len(cards), 5), squeeze=False)
+    for ax, card in zip(axes[0], cards):
+        cold = s[(s["card"] == card) & (s["cache"] == "cold")]
+        bw = cold[cold["bytes"] == cold["bytes"].max()]["median"].max()
+        gc = g[g["card"] == card]
+        roofs = gc.groupby("variant")["median"].max()
+        top = roofs.max() / bw  # the slope ends where the highest roof begins
+        ax.plot([0.1, top], [bw * 0.1, bw * top], color="black", label=f"HBM {bw / 1e9:.0f} GB/s (measured)")
+        pts = gc[gc["op"] == "cublaslt"].merge(ai, on=["file", "case"], how="left")
+        for i, (prec, roof) in enumerate(roofs.items()):
+            color = f"C{i}"
+            ridge = roof / bw
+            ax.plot([ridge, 1e5], [roof, roof], color=color, linestyle="--", linewidth=1)
+            ax.plot([ridge], [roof], marker="o", color=color)
+            ax.annotate(
+                f"{prec}: {roof / 1e12:.0f} T, ridge {ridge:.0f} FLOP/B",
+                (ridge, roof),
+                fontsize=7,
+                xytext=(4, 4),
+                textcoords="offset points",
+                color=color,
+            )
+            p = pts[pts["variant"] == prec]
+            ax.scatter(p["ai"], p["median"], s=10, color=color, alpha=0.6)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+        ax.set_ylabel("FLOP/s")
+        ax.set_title(f"Measured roofline: {card}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.set_layout_engine("tight")  # laid out as it is drawn
+    return fig
+
+
+# --- movement ---------------------------------------------------------------------------------

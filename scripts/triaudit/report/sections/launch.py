@@ -1,0 +1,58 @@
+"""Report section "Movement: kernel launches" (triaudit_launch): eager against CUDA Graph."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from triaudit.report import frames as F
+from triaudit.report.section import Section, not_measured, pyplot
+
+
+def launch_section(df: pd.DataFrame) -> Section:
+    sec = Section("launch", "Movement: launch cost")
+    t = F.metric(df, "launch", "time_s")
+    if not t.empty:
+        simple = t[t["op"].isin(["empty", "sync"])]
+        if not simple.empty:
+            sec.tables.append(
+                ("Per operation (µs)", F.pivot_cells(simple, ["op", "variant"], lambda r: F.cell(r, 1e-6, 2)))
+            )
+        fus = F.with_int(t[t["op"] == "fusion"], "steps", "bytes")
+        if not fus.empty:
+            sec.tables.append(
+                (
+                    "Fusion: time per chain (µs)",
+                    F.pivot_cells(fus, ["steps", "bytes", "variant"], lambda r: F.cell(r, 1e-6, 1)),
+                )
+            )
+    fit = pd.concat([F.metric(df, "launch", "per_kernel_s"), F.metric(df, "launch", "fixed_s")])
+    fit = fit[fit["op"] == "chain_fit"] if not fit.empty else fit
+    if not fit.empty:
+        fit = fit.assign(what=fit["metric"].map({"per_kernel_s": "per kernel", "fixed_s": "fixed"}))
+        sec.tables.append(
+            (
+                "Chains of 1–1000 empty kernels, line fit (µs)",
+                F.pivot_cells(fit, ["variant", "what"], lambda r: F.fmt(r["median"], 1e-6, 2)),
+            )
+        )
+    chain = F.with_int(F.metric(df, "launch", "per_kernel_s"), "kernels")
+    chain = chain[chain["op"] == "chain"] if not chain.empty else chain
+    if not chain.empty:
+        plt = pyplot()
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        drawn, note = F.plotted(chain)
+        for (card, variant), line in drawn.groupby(["card", "variant"]):
+            line = line.sort_values("kernels")
+            ax.plot(line["kernels"], line["median"] * 1e6, marker="o", label=f"{card}: {variant}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("kernels in the chain")
+        ax.set_ylabel("time per kernel (µs, launch to completion)")
+        ax.set_title("Launch cost: eager vs CUDA Graph")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.set_layout_engine("tight")  # laid out as it is drawn
+        sec.figures.append(("launch_eager_vs_graph", "Per-kernel cost of a chain, eager vs graph" + note, fig))
+    sec.csv = t[["card", "case", "op", "variant", "median", "spread_pct", "reps"]] if not t.empty else None
+    sec.notes = not_measured(df, "launch")
+    return sec
