@@ -97,7 +97,7 @@ peers_present=$(PEERS_LIST_ONLY=1 bash scripts/run_peers.sh "$(mktemp -d)" 0 2>/
 suite_s=$(left $(( 45 + ncu_s + peer_s )))
 stamp "suite, profile $PROFILE, at most ${suite_s}s"
 # Each executable is capped by the time model (estimate x 3 + 30 s), the whole suite by suite_s.
-PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit.runner.suite --build-dir build/gpu --results results \
+PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit run --build-dir build/gpu --results results \
   --profile "$PROFILE" --budget-s "$suite_s" > "$OUT/run.log" 2>&1
 run_rc=$?
 snapshot "after the suite" >> "$OUT/nvidia-smi.txt"

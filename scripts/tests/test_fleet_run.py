@@ -241,7 +241,7 @@ def test_sigterm_keeps_the_partial_run_and_records_it(tmp_path):
     )
     results = tmp_path / "results"
     p = subprocess.Popen(
-        [sys.executable, "-m", "triaudit.fleet.node_run", "--build-dir", str(build), "--results", str(results)],
+        [sys.executable, "-m", "triaudit", "run", "--all-gpus", "--build-dir", str(build), "--results", str(results)],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -6,6 +6,7 @@ the way the real ones do (benchmarks/common/result_file.hpp: each finished case 
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 import time
@@ -245,3 +246,19 @@ def test_report_and_compare_read_a_truncated_file_up_to_its_last_whole_case(tmp_
     out = capsys.readouterr()
     text = out.out + out.err
     assert "2 whole benchmark entries read" in text and "3 whole benchmark entries read" in text
+
+
+def test_a_closed_pipe_keeps_runs_verdict(tmp_path):
+    """`triaudit run | head -1` on a machine without a GPU exited 0: the print of its last line into
+    the closed pipe ended the command as if nothing were wrong."""
+    import subprocess
+
+    build = _build(tmp_path)
+    env = dict(os.environ, SYNTHETIC_TRIAUDIT_STREAM_NO_DEVICE="1")
+    script = (
+        f"{sys.executable} -m triaudit run --only stream --build-dir {build} --results {tmp_path / 'r'} | head -c 1 "
+        "> /dev/null; echo ${PIPESTATUS[0]}"
+    )
+    p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert p.stdout.strip() == "77", p.stderr
+    assert "Traceback" not in p.stderr

@@ -1,34 +1,29 @@
-"""The `triaudit outliers` command line (outliers.py does the judging). Kept apart so that
-building the parser imports no third-party package: `triaudit run` runs on bare GPU nodes."""
+"""`triaudit outliers RESULTS...`: the GPUs of a fleet slower than their siblings (judge/outliers.py).
+Exit 0 none, 1 outliers, 2 bad input, 3 too few GPUs."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from triaudit.commands.console import say
+from triaudit.core.errors import TriauditError
 
-def cmd_outliers(a) -> int:
+
+def run(a) -> int:
     from triaudit.judge import outliers as O
-    from triaudit.results.gbench import LoadError
     from triaudit.results.reading import expand_paths
 
-    try:
-        j = O.find_outliers(a.results, a.threshold, a.cases)
-    except (O.OutlierError, LoadError) as exc:
-        print(f"triaudit outliers: {exc}", file=sys.stderr)
-        return O.EXIT_BAD_INPUT
+    j = O.find_outliers(a.results, a.threshold, a.cases)
     md = O.summary_markdown(j)
     if a.markdown:
         inputs = {p.resolve() for p in expand_paths(a.results)}
         if a.markdown.resolve() in inputs:
-            print(f"triaudit outliers: refusing to write over an input: {a.markdown}", file=sys.stderr)
-            return O.EXIT_BAD_INPUT
+            raise TriauditError(f"refusing to write over an input: {a.markdown}")
         try:
             a.markdown.write_text(md + "\n", encoding="utf-8")
         except OSError as exc:
-            print(f"triaudit outliers: --markdown {a.markdown}: {exc.strerror or exc}", file=sys.stderr)
-            return O.EXIT_BAD_INPUT
-    print(md)
+            raise TriauditError(f"--markdown {a.markdown}: {exc.strerror or exc}") from None
+    say(md)
     return O.exit_code(j)
 
 
@@ -47,4 +42,4 @@ def add_parser(sub) -> None:
     )
     o.add_argument("--cases", default="", help="regular expression selecting cases")
     o.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
-    o.set_defaults(func=cmd_outliers)
+    o.set_defaults(func=run)

@@ -16,12 +16,14 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from triaudit.core.errors import TriauditError
+
 FATBIN_MAGIC = 0xBA55ED50
 KIND_PTX, KIND_ELF = 1, 2
 FLAG_ARCH_SPECIFIC, FLAG_FAMILY_SPECIFIC = 1 << 20, 1 << 21
 
 
-class FatbinError(ValueError):
+class FatbinError(TriauditError):
     pass
 
 

@@ -18,6 +18,7 @@ import subprocess
 from collections import defaultdict
 from pathlib import Path
 
+from triaudit.core.errors import TriauditError
 from triaudit.doctor import nccl_log as N
 from triaudit.doctor import topology as T
 
@@ -30,7 +31,7 @@ FIXES = (
 NVLINK_GRAPH_TYPES = {"NVL", "NVB"}
 
 
-class InputError(ValueError):
+class InputError(TriauditError):
     """A --topo-file or --nccl-log that cannot be used; the message names the file."""
 
 

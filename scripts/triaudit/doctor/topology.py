@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass, field
 from itertools import permutations
 
+from triaudit.core.errors import TriauditError
+
 # Multi-word column titles after the device columns, in the order nvidia-smi prints them.
 AFFINITY_TITLES = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
 SHORT_TITLES = {"CPU Affinity": "CPUs", "NUMA Affinity": "NUMA node", "GPU NUMA ID": "GPU NUMA id"}
@@ -47,7 +49,7 @@ PCIE_ORDER = ["PIX", "PXB", "PHB", "NODE", "SYS", "SOC"]
 _NV = re.compile(r"^NV(\d+)$")
 
 
-class TopologyError(ValueError):
+class TopologyError(TriauditError):
     """A dump that cannot be read as a topology matrix; the message says why."""
 
 

@@ -17,7 +17,7 @@ the scheduler's time limit is still on record ("running", never finished). Nothi
 overwritten: both names are made unique.
 
 Standard library only: it runs under srun on bare GPU nodes with the system python3
-(`python3 -m triaudit.fleet.node_run`, PYTHONPATH=<repo>/scripts).
+(`python3 -m triaudit run --all-gpus`, PYTHONPATH=<repo>/scripts).
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from triaudit.core.builddir import git_commit
+from triaudit.core.errors import TriauditError
 from triaudit.core.names import slug
 from triaudit.results.status import StatusFile
 from triaudit.runner import child, profiles
@@ -69,7 +69,7 @@ class Setup:
     bind_numa: str = "on"  # each per-GPU process on its GPU's NUMA node, as a real job would place it
 
 
-class SetupError(ValueError):
+class SetupError(TriauditError):
     """Bad --gpus, CUDA_VISIBLE_DEVICES naming no listed GPU, an nvidia-smi line that cannot be read."""
 
 
@@ -357,7 +357,10 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
 
     if s.profile not in profiles.PROFILES:
         return finish(
-            EXIT_USAGE, None, f"unknown profile {s.profile!r}; choose one of {', '.join(profiles.PROFILES)}", "bad setup"
+            EXIT_USAGE,
+            None,
+            f"unknown profile {s.profile!r}; choose one of {', '.join(profiles.PROFILES)}",
+            "bad setup",
         )
     if not s.build_dir.is_dir():
         return finish(
@@ -556,58 +559,3 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     if problems:
         return finish(EXIT_FAILED, final, f"run written to {final}; " + "; ".join(problems), "failed", **gpus_note)
     return finish(EXIT_OK, final, f"run written to {final}", "complete", **gpus_note)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python3 -m triaudit.fleet.node_run`: what the Slurm job runs on every node."""
-    import argparse
-
-    p = argparse.ArgumentParser(
-        prog="triaudit-fleet-run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
-    p.add_argument("--results", type=Path, default=Path("results"))
-    p.add_argument("--profile", default="quick", choices=sorted(profiles.PROFILES))
-    p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
-    p.add_argument("--gpus", default="", help="GPU indices as nvidia-smi numbers them, e.g. 0,3 (default: all)")
-    p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
-    p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run")
-    p.add_argument(
-        "--bind-numa", choices=["on", "off"], default="on", help="each GPU's process on its NUMA node (default on)"
-    )
-    p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
-    a = p.parse_args(argv)
-    return run_from_args(a)
-
-
-def run_from_args(a) -> int:
-    """Shared by `triaudit run --all-gpus` and `python3 -m triaudit.fleet.node_run`."""
-    try:
-        gpus = parse_gpu_list(a.gpus) if a.gpus else None
-    except SetupError as exc:
-        print(f"triaudit run: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    lock = threading.Lock()
-
-    def log(msg: str) -> None:
-        with lock:
-            print(msg, flush=True)
-
-    s = Setup(
-        a.build_dir,
-        a.results,
-        a.profile,
-        [x for x in a.only.split(",") if x] or None,
-        list(a.extra or []),
-        gpus,
-        a.timeout_s,
-        a.budget_s,
-        a.bind_numa,
-    )
-    out = run_all_gpus(s, log)
-    print(out.message, flush=True)
-    return out.exit_code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -10,7 +10,6 @@ report (outliers and the full report, with its fleet section) into the job's fol
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import os
 import re
@@ -22,9 +21,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triaudit.core.errors import TriauditError
 from triaudit.fleet import slurm_job
 from triaudit.results.status import read_statuses
-from triaudit.runner.profiles import PROFILES
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "slurm" / "triaudit.sbatch"
 SETTINGS_MARK = "# @triaudit-settings@"
@@ -44,7 +43,7 @@ DONE = {
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_NOT_JUDGED, EXIT_NO_DEVICE = 0, 1, 2, 3, 77
 
 
-class SlurmError(RuntimeError):
+class SlurmError(TriauditError):
     pass
 
 
@@ -422,64 +421,3 @@ def collect(
     if judged is None:
         return EXIT_NOT_JUDGED
     return O.exit_code(judged)
-
-
-# --- command line ----------------------------------------------------------------------------
-
-
-def cmd_submit(a) -> int:
-    extra = list(a.sbatch_args or [])
-    if extra and extra[0] == "--":
-        extra = extra[1:]
-    try:
-        job_id, script = submit(a.nodes, a.results, a.build_dir, a.profile, a.partition, a.time, extra, a.run_args)
-    except (SlurmError, OSError, subprocess.SubprocessError) as exc:
-        print(f"triaudit slurm submit: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print(job_id)
-    print(
-        f"submitted job {job_id} ({a.nodes} node(s)); script kept as {script}; results will be in "
-        f"{a.results.resolve()}/job-{job_id}; then: triaudit slurm collect {job_id} --results {a.results}",
-        file=sys.stderr,
-    )
-    return EXIT_OK
-
-
-def cmd_collect(a) -> int:
-    try:
-        return collect(a.job_id, a.results, a.wait_s, lambda m: print(m, flush=True))
-    except (SlurmError, OSError) as exc:
-        print(f"triaudit slurm collect: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-
-def add_parser(sub) -> None:
-    s = sub.add_parser("slurm", help="the fleet under Slurm: submit a whole-node job per node, collect it")
-    ss = s.add_subparsers(dest="slurm_command", required=True)
-    p = ss.add_parser("submit", help="write the job script into the results folder, sbatch it, print the job id")
-    p.add_argument("--nodes", type=int, required=True)
-    p.add_argument("--partition", default=None)
-    p.add_argument("--time", default=None, help="time limit, as sbatch takes it (e.g. 0:30:00)")
-    p.add_argument(
-        "--results",
-        type=Path,
-        default=Path("results/fleet"),
-        help="shared results folder; the job writes into job-<id>/ there",
-    )
-    p.add_argument("--build-dir", type=Path, default=Path("build/gpu"))
-    p.add_argument("--profile", default="quick", choices=sorted(PROFILES))
-    p.add_argument("--run-args", default="", help="more options for each node's run, e.g. '--budget-s 600'")
-    p.add_argument(
-        "sbatch_args", nargs=argparse.REMAINDER, help="after --: options for sbatch (e.g. --gpus-per-node=8)"
-    )
-    p.set_defaults(func=cmd_submit)
-    c = ss.add_parser(
-        "collect",
-        help="wait for a fleet job, say which nodes failed or timed out, run the fleet report "
-        "(exit 0 all measured and no outlier, 1 a node failed or an outlier, 2 bad "
-        "input, 3 nothing judged, 77 no node had a CUDA device)",
-    )
-    c.add_argument("job_id")
-    c.add_argument("--results", type=Path, default=Path("results/fleet"))
-    c.add_argument("--wait-s", type=float, default=None, help="wait at most this long (default: until the job ends)")
-    c.set_defaults(func=cmd_collect)

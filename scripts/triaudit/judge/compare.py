@@ -24,13 +24,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit.core.errors import EXIT_FOUND as EXIT_REGRESSION
+from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.judge import stats
 from triaudit.results.counters import judged_counter
 from triaudit.results.gbench import load_result
 from triaudit.results.reading import scan_paths
 from triaudit.results.runs import gpu_identity, read_run
-
-EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_NOTHING_JUDGED = 0, 1, 2, 3
 
 # Verdicts that fail the gate, and the order sections are printed in.
 FAILING = ["slower", "newly failing", "missing", "algorithm changed", "not comparable", "untested change"]
@@ -40,12 +40,14 @@ SIGN_NOTE = (
 )
 
 
-class CompareError(ValueError):
+class CompareError(TriauditError):
     pass
 
 
 class NothingToJudge(CompareError):
     """The inputs are fine but share nothing to judge (exit 3)."""
+
+    exit_code = EXIT_NOTHING_JUDGED
 
 
 @dataclass

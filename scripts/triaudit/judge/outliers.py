@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit.core.errors import TriauditError
 from triaudit.results.counters import DISPLAY
 from triaudit.results.counters import JUDGED as PRIMARY_METRICS
 from triaudit.results.reading import expand_paths
@@ -36,7 +37,7 @@ EXIT_NONE, EXIT_OUTLIERS, EXIT_BAD_INPUT, EXIT_TOO_FEW = 0, 1, 2, 3
 # metric -> (scale, unit) for people
 
 
-class OutlierError(ValueError):
+class OutlierError(TriauditError):
     """Bad input for `outliers` (the message names the file or flag)."""
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triaudit.core.errors import TriauditError
 
-class PeerFormatError(ValueError):
+
+class PeerFormatError(TriauditError):
     """An output that cannot be read: the message names the file, the line and what was expected."""
 
 

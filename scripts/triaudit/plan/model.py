@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triaudit.core.errors import TriauditError
 from triaudit.core.specs import CardSpec, card_by_key, match_card, pcie_gbps
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
@@ -43,7 +44,7 @@ LINKS = {
 }
 
 
-class PlanError(ValueError):
+class PlanError(TriauditError):
     pass
 
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from triaudit.core.errors import TriauditError
+
 HOURS_PER_YEAR = 8760.0  # 365 days
 
 
-class CostError(ValueError):
+class CostError(TriauditError):
     pass
 
 

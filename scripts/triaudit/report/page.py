@@ -22,6 +22,7 @@ import pandas as pd
 
 from triaudit import __version__
 from triaudit.core.builddir import git_commit
+from triaudit.core.errors import TriauditError
 from triaudit.report import sections, tidy_csv
 from triaudit.report.frames import unknown_cards
 from triaudit.results import runs as R
@@ -36,7 +37,7 @@ WHAT_IT_HOLDS = (
 )
 
 
-class ReportError(ValueError):
+class ReportError(TriauditError):
     pass
 
 

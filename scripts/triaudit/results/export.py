@@ -21,6 +21,7 @@ import json
 import math
 from pathlib import Path
 
+from triaudit.core.errors import TriauditError
 from triaudit.results import runs as R
 from triaudit.results.counters import DISPLAY, JUDGED
 from triaudit.results.gbench import SCHEMA_VERSION
@@ -30,7 +31,7 @@ FORMATS = ("bmf", "github-action-benchmark")
 _HIGHER = dict(JUDGED)
 
 
-class ExportError(ValueError):
+class ExportError(TriauditError):
     pass
 
 

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from triaudit.core.errors import TriauditError
 from triaudit.results.counters import JUDGED_NAMES, is_energy
 
 try:  # optional: only speed depends on it
@@ -69,7 +70,7 @@ _GB_SUFFIX = re.compile(
 )
 
 
-class LoadError(ValueError):
+class LoadError(TriauditError):
     """A result file that cannot be used; the message names the file and what is wrong."""
 
 

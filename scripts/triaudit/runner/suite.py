@@ -36,6 +36,7 @@ from triaudit.runner.progress import choose as choose_progress
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
 
+
 @dataclass
 class Outcome:
     exit_code: int
@@ -442,46 +443,3 @@ def _tidy_incoming(results: Path) -> None:
         incoming.rmdir()  # only when empty
     except OSError:
         pass
-
-
-def main(argv: list[str] | None = None) -> int:  # used by the GPU check script: no third-party imports
-    import argparse
-
-    p = argparse.ArgumentParser(prog="triaudit-run", description=__doc__)
-    p.add_argument("--build-dir", type=Path, default=None, help="the build folder (default: build/gpu, else build/ci)")
-    p.add_argument("--results", type=Path, default=Path("results"), help="results folder")
-    p.add_argument("--profile", default="quick", choices=sorted(PROFILES), help="quick (nightly) or full")
-    p.add_argument("--only", default="", help="comma-separated executables (stream, gemm, ...)")
-    p.add_argument("--timeout-s", type=float, default=None, help="kill an executable running longer than this")
-    p.add_argument("--budget-s", type=float, default=None, help="seconds for the whole run (see run_suite)")
-    p.add_argument(
-        "--bind-numa",
-        default="on",
-        choices=["on", "off"],
-        help="bind each executable's CPUs and memory to its GPU's NUMA node (nvbandwidth does; default on)",
-    )
-    p.add_argument("--dry-run", action="store_true", help="print the estimated time per executable; run nothing")
-    p.add_argument("--card", default=None, help="with --dry-run: the card's key in specs.py (default: the local GPU)")
-    p.add_argument("--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, allreduce)")
-    p.add_argument("extra", nargs="*", help="extra arguments passed to every executable (after --)")
-    a = p.parse_args(argv)
-    only = [x for x in a.only.split(",") if x] or None
-    if a.dry_run:
-        out = dry_run(a.build_dir, a.profile, a.card, only, a.extra, a.gpu_count)
-    else:
-        out = run_suite(
-            a.build_dir,
-            a.results,
-            a.profile,
-            only,
-            a.extra,
-            timeout_s=a.timeout_s,
-            budget_s=a.budget_s,
-            bind_numa=a.bind_numa,
-        )
-    print(out.message)
-    return out.exit_code
-
-
-if __name__ == "__main__":
-    sys.exit(main())

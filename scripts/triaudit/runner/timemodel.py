@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triaudit.core import specs
+from triaudit.core.errors import TriauditError
 from triaudit.runner import profiles
 
 # Efficiencies and fixed costs (seconds). Deliberately on the slow side: the estimate bounds a run.
@@ -126,7 +127,7 @@ class ExeEstimate:
         return self.startup + sum(c.seconds for c in self.cases)
 
 
-class ModelError(ValueError):
+class ModelError(TriauditError):
     pass
 
 

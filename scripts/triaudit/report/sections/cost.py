@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit.core.errors import TriauditError
 from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import prices as C
 from triaudit.plan.models import MODELS
@@ -30,7 +31,7 @@ CARD_KEYS = {"rent_per_hour", "buy_price", "years", "power_price_kwh", "utilisat
 DECODE_WEIGHTS = ("fp16", "bf16", "fp8", "int8", "int4")
 
 
-class PricesError(ValueError):
+class PricesError(TriauditError):
     """A prices file that cannot be used; the message names the file and the problem."""
 
 

@@ -1,0 +1,30 @@
+"""`triaudit history RUN...`: trend plots of a series of runs of one machine, regressions marked
+(judge/compare.py history). Exit 1 when the newest run regressed, 3 when nothing could be judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from triaudit.commands.console import say
+from triaudit.commands.statistics import stat_args
+
+
+def add_parser(sub) -> None:
+    h = sub.add_parser("history", help="trend plots of a series of runs of one machine, regressions marked")
+    h.add_argument("runs", type=Path, nargs="+", help="run folders of one card, ordered by name (timestamp)")
+    h.add_argument("--out", type=Path, default=Path("history"), help="folder for history.png and history.csv")
+    h.add_argument("--cases", default="", help="regular expression selecting cases")
+    stat_args(h)
+    h.set_defaults(func=run)
+
+
+def run(a) -> int:
+    from triaudit.judge import compare as C
+
+    written, table = C.history(a.runs, a.out, a.cases, a.alpha, a.min_effect, a.min_repetitions)
+    slower = table[table["verdict"] == "slower"]
+    for p in written:
+        say(f"wrote {p}")
+    for _, r in slower.iterrows():
+        say(f"regression: {r['case']} in {r['run']}")
+    return 1 if not slower.empty else 0

@@ -1,0 +1,76 @@
+"""`triaudit report`: tables (Markdown, CSV), plots and one HTML page from result files or folders
+(report/page.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from triaudit.commands.console import say
+from triaudit.core.errors import TriauditError
+
+
+def add_parser(sub) -> None:
+    rep = sub.add_parser("report", help="tables (Markdown, CSV) and plots from result files or folders")
+    rep.add_argument("paths", nargs="*", type=Path, help="result files or folders (default: --results)")
+    rep.add_argument(
+        "--results", type=Path, default=Path("results"), help="results folder read when no paths are given"
+    )
+    rep.add_argument(
+        "--out",
+        type=Path,
+        default=Path("report"),
+        help="folder for report.md, report.html, the CSV tables and PNG plots (made if missing)",
+    )
+    rep.add_argument("--include-incomplete", action="store_true", help="include interrupted runs (left out by default)")
+    rep.add_argument(
+        "--note",
+        action="append",
+        metavar="TEXT",
+        help="a line for the top of the report (repeatable), e.g. why this machine measured nothing",
+    )
+    rep.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="every run its own column (default: each card's newest complete run, named under each table)",
+    )
+    rep.add_argument(
+        "--prices",
+        type=Path,
+        default=None,
+        metavar="PRICES.toml",
+        help="your prices per card (rent or buy; format: scripts/prices.template.toml): adds cost tables",
+    )
+    rep.set_defaults(func=run)
+
+
+def run(a) -> int:
+    from triaudit.report import page
+    from triaudit.report.sections.cost import PricesError, load_prices
+    from triaudit.results import reading as R
+
+    prices = None
+    if a.prices is not None:  # read before anything is written: a bad file writes no report
+        try:
+            prices = load_prices(a.prices)
+        except PricesError as exc:  # the prices file, named, and what is wrong in it
+            raise TriauditError(f"--prices {exc}") from None
+    R.keep_freed_memory()
+    with R.collector_paused():  # the report makes millions of objects and frees none until the end
+        files = R.Reading.start(a.paths or [a.results])
+        try:
+            written = page.write_report(
+                a.paths or [a.results],
+                a.out,
+                a.include_incomplete,
+                all_runs=a.all_runs,
+                prices=prices,
+                notes=tuple(a.note or ()),
+                reading=files,
+            )
+        except PricesError as exc:
+            raise TriauditError(f"--prices {exc}") from None
+        finally:
+            files.close()
+    for p in written:
+        say(f"wrote {p}")
+    return 0
