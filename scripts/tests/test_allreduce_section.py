@@ -6,7 +6,7 @@ from synthetic import _entry, synthetic_context, write
 
 from triaudit.report.sections.allreduce import allreduce_section
 from triaudit.report.sections.energy import energy_section
-from triaudit.results.table import load_table
+from triaudit.results.table import load_results
 
 BIG = 1 << 30
 
@@ -46,7 +46,7 @@ def _results(tmp_path):
             )
     run = tmp_path / "synthetic-h200" / "20260101T000000Z-synthetic"
     write(run / "triaudit_allreduce_synthetic.json", {"context": synthetic_context("NVIDIA H200"), "benchmarks": b})
-    return load_table([run])
+    return load_results([run])
 
 
 def test_each_algorithm_keeps_its_own_row(tmp_path):

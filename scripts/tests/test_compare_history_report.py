@@ -7,7 +7,7 @@ from synthetic import synthetic_corners_result, synthetic_stream_result, write
 from triaudit import commands as cli
 from triaudit.report import page as report
 from triaudit.report import sections
-from triaudit.results.table import load_table
+from triaudit.results.table import load_results, load_table
 
 
 def _run(tmp_path, name, card="NVIDIA H200", scale=1.0, jitter=0.005, complete=True):
@@ -139,8 +139,7 @@ def test_torch_anchor_without_torch_writes_nothing(tmp_path):
 
 def test_corner_figures_have_labelled_log_axes_and_card_legends(tmp_path):
     run = _run(tmp_path, "r")
-    df = load_table([run])
-    figures = {stem: fig for sec in sections.all_sections(df) for stem, _, fig in sec.figures}
+    figures = {stem: fig for sec in sections.all_sections(load_results([run])) for stem, _, fig in sec.figures}
     for stem in ("memcpy_bandwidth", "launch_eager_vs_graph", "allreduce_bandwidth", "gemm_by_precision"):
         fig = figures[stem]
         for ax in fig.get_axes():

@@ -4,7 +4,7 @@ does not fail when a run holds only ceiling or LLM cases (their names carry no m
 import json
 
 from triaudit.report import sections
-from triaudit.results.table import load_table
+from triaudit.results.table import load_results
 
 
 def _run(tmp_path, cases):
@@ -33,7 +33,7 @@ def _run(tmp_path, cases):
             {"context": {"gpu_available": "true", "gpu_name": "NVIDIA H200", "synthetic": "true"}, "benchmarks": bench}
         )
     )
-    return load_table([tmp_path])
+    return load_results([tmp_path])
 
 
 def test_burst_and_sustained_are_separate_rows(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from synthetic import _entry, skipped_entry, synthetic_context, write
 
 from triaudit.report.sections import p2p as P
-from triaudit.results.table import load_table
+from triaudit.results.table import load_results
 
 MiB = 2**20
 
@@ -94,7 +94,7 @@ def p2p_df(tmp_path):
     one = p2p_result("NVIDIA H200", 1, {}, lambda t, i, j: 0.0)
     one["benchmarks"] = [skipped_entry("p2p/ce/uni/src:0/dst:1/bytes:536870912", "one GPU: no peer to copy to")]
     write(tmp_path / "one" / "triaudit_p2p_synthetic.json", one)
-    return load_table([tmp_path])
+    return load_results([tmp_path])
 
 
 def test_synthetic_matrix_table_with_sum_line_and_low_pair_marked(p2p_df):
@@ -216,7 +216,7 @@ def scaling_df(tmp_path):
         tmp_path / "pcie" / "triaudit_allreduce_synthetic.json",
         scaling_result("NVIDIA RTX 4090", "PCIe", {1: 0.0, 2: 20.0, 4: 12.0}, count="ranks"),
     )
-    return load_table([tmp_path])
+    return load_results([tmp_path])
 
 
 def test_synthetic_scaling_table_efficiency_and_link_model(scaling_df):
@@ -254,7 +254,7 @@ def test_largest_size_common_to_every_count(tmp_path):
         e for e in data["benchmarks"] if not ("gpus:4/" in e["name"] and "bytes:1073741824" in e["name"])
     ]
     write(tmp_path / "triaudit_allreduce_synthetic.json", data)
-    ((_, t),) = P.scaling_section(load_table([tmp_path])).tables
+    ((_, t),) = P.scaling_section(load_results([tmp_path])).tables
     assert set(t["size"]) == {"8 MiB"}
 
 
@@ -262,8 +262,7 @@ def test_no_interconnect_results_no_section_content(tmp_path):
     from synthetic import synthetic_stream_result
 
     write(tmp_path / "s_synthetic.json", synthetic_stream_result("NVIDIA H200", 4000))
-    df = load_table([tmp_path])
-    for s in P.sections(df):
+    for s in P.sections(load_results([tmp_path])):
         assert not s.tables and not s.figures and not s.notes
 
 

@@ -11,11 +11,16 @@ from triaudit import commands as cli
 from triaudit.peers.side_by_side import side_by_side
 from triaudit.report.published import comparison_table
 from triaudit.results.gbench import load_result
-from triaudit.results.table import load_table
+from triaudit.results.table import load_results, load_table
 
 REAL = REPO.parent / "shared" / "data" / "real"
 # Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.
 pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not present (real peer outputs)")
+
+
+def _rows_and_contexts(path):
+    rs = load_results([path])
+    return rs.table, rs.contexts
 
 
 def synthetic_triaudit_run(path, card, entries, reps=5, jitter=0.002, context=None):
@@ -147,7 +152,7 @@ def test_side_by_side_matches_cards_and_cases_and_flags_differences(tmp_path):
             "allreduce/out_of_place/fp32/algo:auto/bytes:1048576": {"busbw": 10e9, "algbw": 5e9},  # beside 9.68
         },
     )
-    t, notes = side_by_side(load_table([res]))
+    t, notes = side_by_side(*_rows_and_contexts(res))
     rows = {(r["card"], r["case"]): r for _, r in t.iterrows()}
     copy = rows[(a100, "stream/copy/fp64/cache:hot/bytes:268435456")]
     assert copy["check"] == "within 3 %" and copy["triaudit ÷ peer"] == f"{1700 / 1709.3608:.3f}"
@@ -229,7 +234,7 @@ SUM host_to_device_memcpy_ce 105.00
         {"memcpy/h2d/pinned/bytes:268435456": {"bytes_per_second": 55.1e9}},
         context={"gpu_pci_bus_id": "00000000:3B:00.0"},
     )
-    t, _ = side_by_side(load_table([res]))
+    t, _ = side_by_side(*_rows_and_contexts(res))
     (row,) = [r for _, r in t.iterrows()]
     assert row["peer figure"] == "55.00 GB/s" and "device 1: the GPU triaudit measured" in row["matched as"]
 
@@ -260,7 +265,7 @@ def test_nvbandwidth_device_to_host_bidirectional_meets_the_d2h_counter(tmp_path
         reps=1,
         context={"peer_tool": "nvbandwidth", "peer_statistic": "median of 3 trials"},
     )
-    t, _ = side_by_side(load_table([res]))
+    t, _ = side_by_side(*_rows_and_contexts(res))
     d2h = t[t["peer case"].str.contains("measured:d2h")]
     assert len(d2h) == 1
     assert d2h.iloc[0]["triaudit figure"] == "40.00 GB/s" and d2h.iloc[0]["check"] == "within 3 %"

@@ -64,8 +64,8 @@ def _report_figures(tmp_path):
     for card, key in (("NVIDIA H100 80GB HBM3", "nvidia-h100"), ("NVIDIA H200", "nvidia-h200")):
         write(root / key / "run1" / "triaudit_synthetic_energy.json", synthetic_energy_result(card))
         write(root / key / "run1" / "triaudit_synthetic.json", synthetic_corners_result(card))
-    df, _ = report._frame([root])
-    return [(stem, fig) for s in sections.all_sections(df) for stem, _, fig in s.figures]
+    rs, _ = report._frame([root])
+    return [(stem, fig) for s in sections.all_sections(rs) for stem, _, fig in s.figures]
 
 
 def test_laid_out_once_the_png_is_the_one_savefig_draws(tmp_path):

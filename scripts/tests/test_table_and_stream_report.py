@@ -4,7 +4,7 @@ from synthetic import synthetic_stream_result, write
 from triaudit.report import page as report
 from triaudit.report import sections
 from triaudit.report.sections import stream as stream_report
-from triaudit.results.table import load_table
+from triaudit.results.table import load_results, load_table
 
 
 @pytest.fixture
@@ -65,7 +65,8 @@ def test_csv_has_every_size_per_card(two_cards):
 
 
 def test_plot_has_a_line_per_card_and_op_and_marks_l2(two_cards):
-    fig = stream_report.plot_figure(load_table(two_cards))
+    rs = load_results(two_cards)
+    fig = stream_report.plot_figure(rs.table, rs.contexts)
     axes = fig.get_axes()
     assert len(axes) == 4
     titles = {ax.get_title() for ax in axes}
@@ -81,13 +82,14 @@ def test_plot_has_a_line_per_card_and_op_and_marks_l2(two_cards):
 
 
 def test_no_gpu_output_renders_an_honest_empty_report(no_gpu_json):
-    df = load_table([no_gpu_json])
+    rs = load_results([no_gpu_json])
+    df = rs.table
     assert set(df["card"]) == {"no GPU"}
     assert stream_report.stream_frame(df).empty
-    sec = sections.stream.stream_section(df)
+    sec = sections.stream.stream_section(rs)
     assert not sec.tables
     assert any("skipped" in n and "no CUDA device" in n for n in sec.notes)
-    assert stream_report.plot_figure(df) is None
+    assert stream_report.plot_figure(df, rs.contexts) is None
 
 
 def test_records_are_the_rows_to_dict_gives():

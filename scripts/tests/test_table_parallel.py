@@ -13,11 +13,11 @@ def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypat
             synthetic_stream_result(f"Synthetic Card {i % 3}", hbm_gbps=1000 + i, sizes=(2**20,), reps=3),
         )
     monkeypatch.setattr(reading, "PARALLEL_FILES", 10)
-    fast = table.load_table([tmp_path])
+    fast = table.load_results([tmp_path])
     monkeypatch.setattr(reading, "PARALLEL_FILES", 10**9)
-    slow = table.load_table([tmp_path])
-    pd.testing.assert_frame_equal(fast, slow)
-    assert len(fast.attrs["contexts"]) == 30 and len(fast.attrs["runs"]) == 30
+    slow = table.load_results([tmp_path])
+    pd.testing.assert_frame_equal(fast.table, slow.table)
+    assert len(fast.contexts) == 30 and len(fast.runs) == 30 and fast.contexts == slow.contexts
 
 
 def test_tidy_csv_written_by_a_forked_child_is_the_same(tmp_path, monkeypatch):

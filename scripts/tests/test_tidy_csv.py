@@ -54,7 +54,7 @@ def test_same_bytes_as_pandas_on_the_tidy_table(tmp_path):
 
 
 def test_same_bytes_after_the_report_relabels_columns(tmp_path):
-    df, _ = _frame([_awkward_results(tmp_path)])  # select(): card relabelled, card_name added
+    df = _frame([_awkward_results(tmp_path)])[0].table  # select(): card relabelled, card_name added
     columns = [c for c in df.columns if c not in ("file", "run_dir")]
     assert "card_name" in columns
     assert _fast(df, tmp_path / "fast.csv", columns) == _pandas(df, tmp_path / "pandas.csv", columns)
@@ -114,7 +114,7 @@ def test_row_columns_that_are_one_per_case_are_written_once_per_case(tmp_path):
 def test_the_report_writes_tidy_csv_with_it(tmp_path):
     res = _awkward_results(tmp_path)
     write_report([res], tmp_path / "report")
-    df, _ = _frame([res])
+    df = _frame([res])[0].table
     columns = [c for c in df.columns if c not in ("file", "run_dir")]
     assert (tmp_path / "report" / "tidy.csv").read_bytes() == _pandas(df, tmp_path / "pandas.csv", columns)
 
@@ -146,8 +146,8 @@ def test_float_texts_without_orjson(monkeypatch):
 def test_the_corner_csvs_are_what_pandas_writes(tmp_path):
     from triaudit.report import sections
 
-    df, _ = _frame([_awkward_results(tmp_path)])
-    tables = [s.csv for s in sections.all_sections(df) if s.csv is not None and not s.csv.empty]
+    rs, _ = _frame([_awkward_results(tmp_path)])
+    tables = [s.csv for s in sections.all_sections(rs) if s.csv is not None and not s.csv.empty]
     assert len(tables) >= 4
     for i, t in enumerate(tables):
         tidy_csv.write_table(t, tmp_path / f"fast{i}.csv")

@@ -53,7 +53,7 @@ def run(a) -> int:
         a.max_untested_change,
         a.allow_algo_change,
     )
-    md = C.summary_markdown(result, str(a.baseline), str(a.new), result.attrs.get("problems", []))
+    md = C.summary_markdown(result, str(a.baseline), str(a.new))
     if a.markdown:
         inputs = {p.resolve() for p in (a.baseline, a.new)} | {f.resolve() for f in scan_paths([a.baseline, a.new])[0]}
         if a.markdown.resolve() in inputs:
@@ -62,6 +62,6 @@ def run(a) -> int:
             a.markdown.write_text(md + "\n", encoding="utf-8")
         except OSError as exc:
             raise TriauditError(f"--markdown {a.markdown}: cannot be written: {exc.strerror or exc}") from None
-    code = C.exit_code(result)
+    code = C.exit_code(result.table)
     say(md)
     return code

@@ -272,7 +272,7 @@ def compare(
     allow_incomplete=False,
     max_untested_change=0.10,
     allow_algo_change=False,
-) -> pd.DataFrame:
+) -> Comparison:
     a, b = load_samples(baseline), load_samples(new)
     for r in (a, b):
         if not r.complete and not allow_incomplete:
@@ -283,9 +283,17 @@ def compare(
     if problems and not allow_different:
         raise CompareError("refusing to compare: " + "; ".join(problems) + " (--allow-different to compare anyway)")
     result = judge(a, b, alpha, min_effect, min_repetitions, max_untested_change, allow_algo_change)
-    result.attrs["notes"] = a.notes + b.notes
-    result.attrs["problems"] = problems  # what --allow-different let through, for the summary
-    return result
+    return Comparison(result, a.notes + b.notes, problems)
+
+
+@dataclass
+class Comparison:
+    """compare()'s answer: a row per case with its verdict, what the readers said about the files,
+    and what --allow-different let through."""
+
+    table: pd.DataFrame
+    notes: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
 
 
 def exit_code(result: pd.DataFrame) -> int:
@@ -307,13 +315,14 @@ def _num(v) -> str:
     return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
 
 
-def summary_markdown(result: pd.DataFrame, baseline: str, new: str, problems: list[str] | None = None) -> str:
+def summary_markdown(comparison: Comparison, baseline: str, new: str) -> str:
+    result, problems = comparison.table, comparison.problems
     counts = result["verdict"].value_counts().to_dict() if not result.empty else {}
     code = exit_code(result)
     lines = [f"## triaudit compare: `{new}` against `{baseline}`", ""]
     if problems:
         lines += [f"Compared despite: {'; '.join(problems)}", ""]
-    for note in result.attrs.get("notes", []):
+    for note in comparison.notes:
         lines += [note, ""]
     lines.append(
         ", ".join(

@@ -26,7 +26,7 @@ from triaudit.results.counters import JUDGED as PRIMARY_METRICS
 from triaudit.results.reading import expand_paths
 from triaudit.results.runs import RunInfo, gpu_identity, read_run
 from triaudit.results.status import read_statuses
-from triaudit.results.table import load_table, plain
+from triaudit.results.table import ResultSet, load_results, plain
 
 MIN_GPUS = 4
 MAD_K = 3.0
@@ -93,10 +93,9 @@ def _primary(rows: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def identities(df: pd.DataFrame) -> dict[str, dict]:
+def identities(rs: ResultSet) -> dict[str, dict]:
     """{file: the GPU that wrote it (model, driver, gpu, host, ...)}, from the contexts alone."""
-    contexts = df.attrs.get("contexts", {})
-    runs = df.attrs.get("runs", {})
+    contexts, runs = rs.contexts, rs.runs
     ident = {}
     for f in map(Path, contexts):
         run = runs.get(str(f.parent)) or read_run(f.parent, [contexts[str(f)]])
@@ -114,9 +113,10 @@ def siblings(ident: dict[str, dict]) -> int:
     return max(map(len, groups.values()), default=0)
 
 
-def per_gpu_table(df: pd.DataFrame, cases: str = "", ident: dict | None = None) -> tuple[pd.DataFrame, list[str]]:
+def per_gpu_table(rs: ResultSet, cases: str = "", ident: dict | None = None) -> tuple[pd.DataFrame, list[str]]:
     """Tidy rows -> one row per GPU and case (the GPU's median), and notes on cases not measured."""
-    ident = identities(df) if ident is None else ident
+    df = rs.table
+    ident = identities(rs) if ident is None else ident
     if df.empty or not ident:
         return pd.DataFrame(), []
     # Only what is judged (each case's throughput metric) or reported (cases not measured): the
@@ -195,8 +195,7 @@ def find_outliers(paths: list[Path], threshold: float = 0.05, cases: str = "", m
     hosts = [s for p in map(Path, paths) if p.is_dir() for s in read_statuses(p)]
     if not files and not hosts:
         raise OutlierError(f"no result files under {', '.join(map(str, paths))}")
-    df = load_table(files) if files else pd.DataFrame()
-    per, notes = per_gpu_table(df, cases) if files else (pd.DataFrame(), [])
+    per, notes = per_gpu_table(load_results(files), cases) if files else (pd.DataFrame(), [])
     per, n_judged = judge(per, threshold, min_gpus)
     groups, not_judged = pd.DataFrame(), []
     if not per.empty:

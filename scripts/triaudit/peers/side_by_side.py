@@ -175,12 +175,12 @@ def _reason(
     return "; ".join(reasons[:3])
 
 
-def side_by_side(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """-> (one row per matched peer case, notes on what could not be matched or read)."""
+def side_by_side(df: pd.DataFrame, contexts: dict[str, dict]) -> tuple[pd.DataFrame, list[str]]:
+    """-> (one row per matched peer case, notes on what could not be matched or read); `contexts`:
+    each result file's context (the peer tool and its version)."""
     notes: list[str] = []
     if df.empty or "corner" not in df:
         return pd.DataFrame(), notes
-    contexts = df.attrs.get("contexts", {})
     peer = df[df["corner"] == "peer"]
     if peer.empty:
         return pd.DataFrame(), notes

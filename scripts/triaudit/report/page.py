@@ -27,7 +27,7 @@ from triaudit.report import sections, tidy_csv
 from triaudit.report.frames import unknown_cards
 from triaudit.results import runs as R
 from triaudit.results.reading import Reading, collector_paused, scan_paths
-from triaudit.results.table import BASE_COLUMNS, ROW_COLUMNS, Shared, load_table
+from triaudit.results.table import BASE_COLUMNS, ROW_COLUMNS, ResultSet, load_results
 
 WHAT_IT_HOLDS = (
     "When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
@@ -233,8 +233,8 @@ def _frame(
 ):
     reading = Reading.start(paths) if reading is None else reading
     files = reading.files
-    all_rows = load_table(paths, reading)  # its notes: what the scan skipped, then each file's
-    df = all_rows
+    loaded = load_results(paths, reading)  # its notes: what the scan skipped, then each file's
+    all_rows = df = loaded.table
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     header = [
         "# triaudit report",
@@ -242,7 +242,7 @@ def _frame(
         f"Made {now} by triaudit {__version__}, commit {git_commit()}.",
     ]
     header += list(notes)  # from the caller, e.g. main.sh: "this machine has no usable GPU"
-    header += list(all_rows.attrs.get("notes", ()))
+    header += list(loaded.notes)
     if not df.empty:
         partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"].unique()))
         if partial:
@@ -257,10 +257,8 @@ def _frame(
             )
             if not include_incomplete:
                 df = df[df["complete"].astype(bool)]
-    df, shown, left_out = R.select(df, all_rows.attrs.get("runs", {}), all_rows.attrs.get("contexts", {}), all_runs)
-    for k, v in all_rows.attrs.items():
-        df.attrs[k] = v
-    df.attrs["shown"] = Shared(shown)
+    df, shown, left_out = R.select(df, loaded.runs, loaded.contexts, all_runs)
+    rs = ResultSet(df, loaded.contexts, loaded.runs, loaded.notes, shown)
     header += left_out
     cards = sorted(c for c in df["card"].dropna().unique()) if not df.empty else []
     header.append(
@@ -269,9 +267,7 @@ def _frame(
         + f": {', '.join(cards) if cards else 'none'}."
     )
     unlatched = (
-        sorted(
-            f for f, ctx in df.attrs.get("contexts", {}).items() if str(ctx.get("stream_latch", "on")).startswith("off")
-        )
+        sorted(f for f, ctx in rs.contexts.items() if str(ctx.get("stream_latch", "on")).startswith("off"))
         if not df.empty
         else []
     )
@@ -290,7 +286,7 @@ def _frame(
     if empty:
         header += empty + [WHAT_IT_HOLDS]
     header.append("")
-    return df, header
+    return rs, header
 
 
 def _runs_under(t: pd.DataFrame, shown: dict) -> str:
@@ -324,7 +320,8 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, readi
     if out.exists() and not out.is_dir():
         raise ReportError(f"--out {out}: exists and is not a folder (the report is a folder of files)")
     inputs = {f.resolve() for f in files}
-    df, header = _frame(paths, include_incomplete, all_runs, notes, reading)
+    rs, header = _frame(paths, include_incomplete, all_runs, notes, reading)
+    df = rs.table
     if (out / "tidy.csv").resolve() in inputs:
         raise ReportError(f"refusing to write {out / 'tidy.csv'}: it is one of the inputs")
     try:
@@ -332,8 +329,8 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, readi
     except OSError as e:
         raise ReportError(f"--out {out}: cannot be made: {e.strerror or e}") from e
     tidy = _TidyWriter(df, out / "tidy.csv")  # large tables: written while the figures are drawn
-    secs = sections.all_sections(df, prices=prices) if not df.empty else []  # prices: sections/cost.py Prices
-    shown = df.attrs.get("shown", {})
+    secs = sections.all_sections(rs, prices=prices) if not df.empty else []  # prices: sections/cost.py Prices
+    shown = rs.shown
     names = (
         ["report.md", "report.html"]
         + [f"{s.key}.csv" for s in secs]

@@ -25,7 +25,7 @@ from triaudit.core.errors import TriauditError
 from triaudit.results import runs as R
 from triaudit.results.counters import DISPLAY, JUDGED
 from triaudit.results.gbench import SCHEMA_VERSION
-from triaudit.results.table import load_table, plain
+from triaudit.results.table import load_results, plain
 
 FORMATS = ("bmf", "github-action-benchmark")
 _HIGHER = dict(JUDGED)
@@ -96,14 +96,15 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
         raise ExportError(f"--format {fmt!r}: choose {' or '.join(FORMATS)}")
     if out.exists() and not out.is_dir():
         raise ExportError(f"--out {out}: exists and is not a folder")
-    df = load_table(paths)
-    said = list(df.attrs.get("notes", ()))
+    loaded = load_results(paths)
+    df = loaded.table
+    said = list(loaded.notes)
     if df.empty:
         raise ExportError("no result files in " + ", ".join(map(str, paths)))
     complete = df[df["complete"].astype(bool)]
     if complete.empty:
         raise ExportError("every run given was interrupted (manifest: complete = false): nothing to export")
-    df, shown, left_out = R.select(complete, df.attrs.get("runs", {}), df.attrs.get("contexts", {}))
+    df, shown, left_out = R.select(complete, loaded.runs, loaded.contexts)
     said += left_out
     columns = sorted(df["card"].unique())
     if len(columns) != 1:
@@ -118,9 +119,7 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
         raise ExportError(f"{card}: no measured case to export")
     if not_ok:
         said.append(f"{len(not_ok)} case(s) not exported (errored or skipped), e.g. {not_ok[0]}")
-    inputs = {p.resolve() for p in map(Path, paths) if p.is_file()} | {
-        Path(f).resolve() for f in df.attrs.get("contexts", {})
-    }
+    inputs = {p.resolve() for p in map(Path, paths) if p.is_file()} | {Path(f).resolve() for f in loaded.contexts}
     files: dict[Path, object] = {}
     if fmt == "bmf":
         files[out / "bmf.json"] = bmf(entries)

@@ -6,15 +6,17 @@ of repetitions (reps). Skipped and errored cases get one row with their status a
 number. A case that two files of one run (and one GPU) both report is a conflict: one error row
 naming both files, never two numbers in one column.
 
-Built column-wise (a case's name is parsed once, rows are a take of per-case rows), and the
-contexts sit in `df.attrs` inside an object pandas does not deep-copy on every operation: a report
-over 100 cards x the whole catalogue stays in seconds.
+Built column-wise (a case's name is parsed once, rows are a take of per-case rows): a report over
+100 cards x the whole catalogue stays in seconds. load_results gives the table with what the rows
+do not hold (a ResultSet: each file's context, each run's manifest, the notes); load_table the
+table alone.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -46,23 +48,20 @@ BASE_COLUMNS = [
 _NUMERIC = ("median", "min", "max", "spread_pct")
 
 
-class Shared(dict):
-    """A dict that pandas' attrs propagation shares instead of deep-copying (pandas deep-copies
-    `attrs` on nearly every operation; with thousands of contexts that was most of a report's time).
-    Treat it as read-only."""
+@dataclass
+class ResultSet:
+    """The rows of some result files and what the rows do not hold. Passed to the report's
+    sections, to export and to outliers as it is (no side channel on the DataFrame)."""
 
-    def __deepcopy__(self, memo):
-        return self
+    table: pd.DataFrame
+    contexts: dict[str, dict] = field(default_factory=dict)  # result file -> its JSON context
+    runs: dict = field(default_factory=dict)  # run folder -> RunInfo (results/runs.py)
+    notes: list[str] = field(default_factory=list)  # what was skipped, warnings about files
+    shown: dict[str, list[str]] = field(default_factory=dict)  # a report column -> the runs behind it
 
-    def __copy__(self):
-        return self
-
-
-class SharedNotes(tuple):
-    """Like Shared, for the notes: a tuple pandas shares instead of deep-copying."""
-
-    def __deepcopy__(self, memo):
-        return self
+    def with_table(self, table: pd.DataFrame) -> ResultSet:
+        """The same set with other rows (a selection of these)."""
+        return ResultSet(table, self.contexts, self.runs, self.notes, self.shown)
 
 
 def card_of(context: dict) -> str:
@@ -131,17 +130,19 @@ def _derived(cases, per_case: list) -> pd.Categorical:
 
 
 def load_table(paths: Iterable[str | Path], reading: Reading | None = None) -> pd.DataFrame:
-    """Loads every result file under `paths` into one tidy DataFrame; `reading`, when given, is
-    the reading of those files already under way (Reading.start(paths)).
+    """The rows of every result file under `paths` (load_results(...).table)."""
+    return load_results(paths, reading).table
 
-    df.attrs["contexts"] maps each file to its JSON context (L2 size, peak bandwidth, ...),
-    df.attrs["runs"] each run folder to its RunInfo, df.attrs["notes"] says what was skipped.
-    """
+
+def load_results(paths: Iterable[str | Path], reading: Reading | None = None) -> ResultSet:
+    """Loads every result file under `paths` into one tidy table, with each file's JSON context
+    (L2 size, peak bandwidth, ...), each run folder's RunInfo and what was skipped; `reading`, when
+    given, is the reading of those files already under way (Reading.start(paths))."""
     if reading is None:
         reading = Reading.start(paths)
     notes = list(reading.notes)
-    contexts = Shared()
-    runs = Shared()
+    contexts: dict[str, dict] = {}
+    runs: dict = {}
     # Read file by file, keeping only the compact columns (the parsed runs of 100 cards would
     # not fit the memory budget). A case two files of one run and GPU both report is found as the
     # second one arrives and fixed up at the end.
@@ -241,10 +242,7 @@ def load_table(paths: Iterable[str | Path], reading: Reading | None = None) -> p
     order = front + [c for c in df.columns if c not in front]
     if list(df.columns) != order:
         df = df[order]
-    df.attrs["contexts"] = contexts
-    df.attrs["runs"] = runs
-    df.attrs["notes"] = SharedNotes(notes)
-    return df
+    return ResultSet(df, contexts, runs, notes)
 
 
 def plain(frame: pd.DataFrame) -> pd.DataFrame:
@@ -281,9 +279,8 @@ def _as_text(s: pd.Series) -> pd.Series:
     return pd.Series(pd.arrays.StringArray(values, dtype=dtype), index=s.index, name=s.name)
 
 
-def card_contexts(df: pd.DataFrame) -> dict[str, dict]:
-    """One context per card column (the last file's), for L2 size and peak bandwidth."""
-    contexts = df.attrs.get("contexts", {})
+def card_contexts(df: pd.DataFrame, contexts: dict[str, dict]) -> dict[str, dict]:
+    """One context per card column of `df` (the last file's of `contexts`), for L2 size and peak bandwidth."""
     out: dict[str, dict] = {}
     if df.empty or "file" not in df:
         for ctx in contexts.values():

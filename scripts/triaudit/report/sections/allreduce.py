@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from triaudit.report import frames as F
 from triaudit.report.section import Section, legend_beside, not_measured, pyplot
+from triaudit.results.table import ResultSet
 
 
-def allreduce_section(df: pd.DataFrame) -> Section:
+def allreduce_section(rs: ResultSet) -> Section:
+    df = rs.table
     sec = Section("allreduce", "Movement: allreduce")
     bus = F.allreduce_rows(df, "busbw")
     alg = F.allreduce_rows(df, "algbw")

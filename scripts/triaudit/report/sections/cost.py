@@ -25,7 +25,7 @@ from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import prices as C
 from triaudit.plan.models import MODELS
 from triaudit.report.section import Section
-from triaudit.results.table import plain
+from triaudit.results.table import ResultSet, plain
 
 CARD_KEYS = {"rent_per_hour", "buy_price", "years", "power_price_kwh", "utilisation"}
 DECODE_WEIGHTS = ("fp16", "bf16", "fp8", "int8", "int4")
@@ -320,7 +320,8 @@ def _decode_table(df: pd.DataFrame, prices: Prices, priced: dict, recs: list) ->
     return t
 
 
-def cost_section(df: pd.DataFrame, prices: Prices | str | Path):
+def cost_section(rs: ResultSet, prices: Prices | str | Path):
+    df = rs.table
     from triaudit.report.sections.energy import burst_sustained_frame
 
     if not isinstance(prices, Prices):

@@ -20,7 +20,7 @@ import pandas as pd
 
 from triaudit.report import frames as F
 from triaudit.report.section import Section, pyplot
-from triaudit.results.table import card_contexts, plain, records
+from triaudit.results.table import ResultSet, card_contexts, plain, records
 
 ENERGY_METRICS = (
     "watts_mean",
@@ -71,9 +71,9 @@ class Labels:
     """Why a case has no energy figure: the label's 'energy ...' part, read from its result file
     (the tidy table keeps no labels); else the context's energy_counter when it is unknown."""
 
-    def __init__(self, df: pd.DataFrame):
+    def __init__(self, contexts: dict[str, dict]):
         self._files: dict[str, dict[str, str]] = {}
-        self._contexts = df.attrs.get("contexts", {})
+        self._contexts = contexts
 
     def _labels(self, file: str) -> dict[str, str]:
         if file not in self._files:
@@ -203,8 +203,8 @@ def _table(rows: pd.DataFrame, labels: Labels, unit: str, scale: float, eff: str
     return pd.DataFrame(data, index=pd.MultiIndex.from_tuples(index, names=["", "mode", "figure"]), columns=cards)
 
 
-def _context_table(df: pd.DataFrame, cards: list[str]) -> pd.DataFrame:
-    ctxs = card_contexts(df)
+def _context_table(df: pd.DataFrame, cards: list[str], contexts: dict[str, dict]) -> pd.DataFrame:
+    ctxs = card_contexts(df, contexts)
     rows: dict[str, dict] = {
         "power limit enforced (W)": {},
         "power limit default (W)": {},
@@ -315,7 +315,7 @@ def disagreement_table(bs: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame):
+def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame, contexts: dict[str, dict]):
     """Throughput against the energy counter's mean power per card: burst filled, sustained hollow,
     an arrow between them; the enforced power limit dashed."""
     pts = bs[[("watts_mean" in c) for c in bs["counters"]]] if not bs.empty else bs
@@ -326,7 +326,7 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame):
     kinds = [k for k in ("gemm", "stream") if k in set(pts["kind"])]
     fig, axes = plt.subplots(1, len(kinds), figsize=(6.5 * len(kinds), 4.6), squeeze=False)
     cards = sorted(pts["card"].unique())
-    ctxs = card_contexts(df)
+    ctxs = card_contexts(df, contexts)
     for ax, kind in zip(axes[0], kinds):
         sub = pts[pts["kind"] == kind]
         scale, unit = (1e12, "TFLOP/s (TOP/s for int8)") if kind == "gemm" else (1e9, "GB/s")
@@ -384,16 +384,16 @@ def _csv(bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def energy_section(df: pd.DataFrame):
-
+def energy_section(rs: ResultSet):
+    df = rs.table
     sec = Section("energy", "Energy: burst and sustained, power, perf per watt (TFLOP/s: TOP/s for int8)")
     bs = burst_sustained_frame(df)
-    labels = Labels(df)
+    labels = Labels(rs.contexts)
     cards = sorted(df.loc[df["status"] == "ok", "card"].unique()) if not df.empty else []
     if df.empty or (bs.empty and not df["metric"].isin(["watts_mean", "energy_window_s"]).any()):
         return sec
     if cards:
-        ctx = _context_table(df, cards)
+        ctx = _context_table(df, cards, rs.contexts)
         if not ctx.empty and (ctx.replace("not recorded (older result)", "") != "").any().any():
             sec.tables.append(
                 (
@@ -444,7 +444,7 @@ def energy_section(df: pd.DataFrame):
                 )
             )
         drawn, note = F.plotted(bs)
-        fig = throughput_watts_figure(drawn, df)
+        fig = throughput_watts_figure(drawn, df, rs.contexts)
         if fig is not None:
             left = sorted(set(drawn["card"]) - {r["card"] for r in records(drawn) if "watts_mean" in r["counters"]})
             sec.figures.append(

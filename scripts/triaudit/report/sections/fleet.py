@@ -12,14 +12,15 @@ import pandas as pd
 from triaudit.judge import outliers as O
 from triaudit.report.section import Section, pyplot
 from triaudit.results.status import STATUS_DIR, read_statuses
+from triaudit.results.table import ResultSet
 
 MAX_CASES = 30  # per figure: the cases with outliers first, then the widest spread
 
 
-def _status_roots(df: pd.DataFrame) -> list[Path]:
+def _status_roots(contexts: dict[str, dict]) -> list[Path]:
     """Fleet folders (holding hosts/*.status) above the result files: <root>/<card>/<run>/<file>."""
     roots = set()
-    for f in df.attrs.get("contexts", {}):
+    for f in contexts:
         for p in list(Path(f).parents)[1:3]:
             if (p / STATUS_DIR).is_dir():
                 roots.add(p)
@@ -65,13 +66,12 @@ def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
     return fig
 
 
-def fleet_section(df: pd.DataFrame, threshold: float = 0.05):
-
+def fleet_section(rs: ResultSet, threshold: float = 0.05):
     sec = Section("fleet", "Fleet: every GPU against its siblings")
-    ident = O.identities(df)
+    ident = O.identities(rs)
     if O.siblings(ident) < 2:  # one GPU per model and driver (a table of cards): nothing to judge
         return sec
-    per, not_measured = O.per_gpu_table(df, ident=ident)
+    per, not_measured = O.per_gpu_table(rs, ident=ident)
     if per.empty or per.groupby(["model", "driver"])["gpu"].nunique().max() < 2:
         return sec
     per, judged = O.judge(per, threshold)
@@ -126,6 +126,6 @@ def fleet_section(df: pd.DataFrame, threshold: float = 0.05):
             "siblings_loaded",
         ]
     ].rename(columns={"group_median_value": "group_median"})
-    hosts = [s for root in _status_roots(df) for s in read_statuses(root)]
+    hosts = [s for root in _status_roots(rs.contexts) for s in read_statuses(root)]
     sec.notes = not_measured + O.host_problems(hosts)
     return sec

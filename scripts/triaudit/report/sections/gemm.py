@@ -9,6 +9,7 @@ import pandas as pd
 from triaudit.report import frames as F
 from triaudit.report.section import Section, not_measured, pyplot
 from triaudit.report.sections.stream import stream_frame
+from triaudit.results.table import ResultSet
 
 
 def _gemm_rate(df: pd.DataFrame) -> pd.DataFrame:
@@ -24,7 +25,8 @@ def _library(g: pd.DataFrame) -> pd.DataFrame:
     return g[g["op"].isin(["cublaslt", "ceiling"])] if not g.empty else g
 
 
-def gemm_section(df: pd.DataFrame) -> Section:
+def gemm_section(rs: ResultSet) -> Section:
+    df = rs.table
     sec = Section("gemm", "Compute: GEMM")
     g = _gemm_rate(df)
     if not g.empty:

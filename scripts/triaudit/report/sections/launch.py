@@ -6,9 +6,11 @@ import pandas as pd
 
 from triaudit.report import frames as F
 from triaudit.report.section import Section, not_measured, pyplot
+from triaudit.results.table import ResultSet
 
 
-def launch_section(df: pd.DataFrame) -> Section:
+def launch_section(rs: ResultSet) -> Section:
+    df = rs.table
     sec = Section("launch", "Movement: launch cost")
     t = F.metric(df, "launch", "time_s")
     if not t.empty:

@@ -6,9 +6,11 @@ import pandas as pd
 
 from triaudit.report import frames as F
 from triaudit.report.section import Section, not_measured, pyplot
+from triaudit.results.table import ResultSet
 
 
-def memcpy_section(df: pd.DataFrame) -> Section:
+def memcpy_section(rs: ResultSet) -> Section:
+    df = rs.table
     sec = Section("memcpy", "Movement: copies")
     bw = F.with_int(F.metric(df, "memcpy", "bytes_per_second"), "bytes")
     if not bw.empty:

@@ -21,7 +21,7 @@ import pandas as pd
 from triaudit.core.specs import match_card
 from triaudit.report import frames as F
 from triaudit.report.section import Section, pyplot
-from triaudit.results.table import plain
+from triaudit.results.table import ResultSet, plain
 
 TEST_ORDER = [
     ("ce", "uni"),
@@ -73,7 +73,7 @@ def link_of(ctx: dict, i: int, j: int) -> str:
     return str(v) if v else "unknown"
 
 
-def p2p_frame(df: pd.DataFrame) -> pd.DataFrame:
+def p2p_frame(df: pd.DataFrame, contexts: dict[str, dict]) -> pd.DataFrame:
     """One row per (file, test, src, dst, bytes) with the median bytes/s and the pair's link."""
     bw = F.with_int(F.metric(df, "p2p", "bytes_per_second"), "src", "dst", "bytes")
     if bw.empty:
@@ -81,7 +81,6 @@ def p2p_frame(df: pd.DataFrame) -> pd.DataFrame:
     bw = bw[bw["op"] != "latency"].dropna(subset=["src", "dst", "bytes"]).copy()
     for c in ("src", "dst", "bytes"):
         bw[c] = bw[c].astype("int64")
-    contexts = df.attrs.get("contexts", {})
     bw["link"] = [link_of(contexts.get(f, {}), s, d) for f, s, d in zip(bw["file"], bw["src"], bw["dst"])]
     bw["test"] = bw["op"] + " " + bw["variant"]
     return bw
@@ -201,12 +200,12 @@ def heatmap_figure(big: pd.DataFrame, test: str, labels: dict[str, str], context
     return fig
 
 
-def p2p_section(df: pd.DataFrame):
+def p2p_section(rs: ResultSet):
+    df, contexts = rs.table, rs.contexts
     sec = _new_section("p2p", "Movement: GPU to GPU")
     if df.empty or "corner" not in df:
         return sec
-    bw = p2p_frame(df)
-    contexts = df.attrs.get("contexts", {})
+    bw = p2p_frame(df, contexts)
     if not bw.empty:
         big = flag_low(largest_size(bw))
         labels = _label_files(big)
@@ -413,13 +412,14 @@ def scaling_figure(plotted: pd.DataFrame):
     return fig
 
 
-def scaling_section(df: pd.DataFrame):
+def scaling_section(rs: ResultSet):
+    df = rs.table
     sec = _new_section("allreduce_scaling", "Movement: allreduce scaling over GPU counts")
     if df.empty or "corner" not in df:
         return sec
     sc = scaling_frame(df)
     if not sc.empty:
-        t, plotted = scaling_table(sc, df.attrs.get("contexts", {}))
+        t, plotted = scaling_table(sc, rs.contexts)
         if not t.empty:
             sec.tables.append(
                 (
@@ -435,5 +435,5 @@ def scaling_section(df: pd.DataFrame):
     return sec
 
 
-def sections(df: pd.DataFrame) -> list:
-    return [p2p_section(df), scaling_section(df)]
+def sections(rs: ResultSet) -> list:
+    return [p2p_section(rs), scaling_section(rs)]

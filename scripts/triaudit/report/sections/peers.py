@@ -4,10 +4,9 @@ likeliest reason (peers/side_by_side.py)."""
 
 from __future__ import annotations
 
-import pandas as pd
-
 from triaudit.peers.side_by_side import side_by_side
 from triaudit.report.section import Section
+from triaudit.results.table import ResultSet
 
 COLUMNS = [
     "peer",
@@ -21,10 +20,10 @@ COLUMNS = [
 ]
 
 
-def peer_section(df: pd.DataFrame):
+def peer_section(rs: ResultSet):
 
     sec = Section("peers", "Peers side by side")
-    t, notes = side_by_side(df)
+    t, notes = side_by_side(rs.table, rs.contexts)
     if not t.empty:
         flagged = int(t["flag"].sum())
         sec.tables.append(

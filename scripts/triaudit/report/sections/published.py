@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pandas as pd
-
 from triaudit.report.section import Section
+from triaudit.results.table import ResultSet
 
 
-def published_section(df: pd.DataFrame) -> Section:
+def published_section(rs: ResultSet) -> Section:
+    df = rs.table
     from triaudit.report.published import comparison_table
 
     sec = Section("published", "Against published measurements")

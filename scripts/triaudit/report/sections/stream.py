@@ -8,7 +8,7 @@ import pandas as pd
 
 from triaudit.report import frames as F
 from triaudit.report.section import Section, not_measured
-from triaudit.results.table import card_contexts, plain, records
+from triaudit.results.table import ResultSet, card_contexts, plain, records
 
 OPS = ["copy", "scale", "add", "triad", "dot"]
 
@@ -88,7 +88,7 @@ def csv_table(df: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def plot_figure(df: pd.DataFrame):
+def plot_figure(df: pd.DataFrame, file_contexts: dict[str, dict]):
     """Bandwidth against working-set size: panels fp32/fp64 x hot/cold, a line per card and
     op, each card's L2 size marked. None when there is nothing to plot."""
     import matplotlib
@@ -102,7 +102,7 @@ def plot_figure(df: pd.DataFrame):
         s = s[(s["working_set_bytes"] > 0) & (s["gbps"] > 0)]
     if s.empty:
         return None
-    contexts = card_contexts(df)
+    contexts = card_contexts(df, file_contexts)
     types = [t for t in ("fp32", "fp64") if t in set(s["type"])]
     caches = [c for c in ("hot", "cold") if c in set(s["cache"])]
     fig, axes = plt.subplots(
@@ -155,7 +155,8 @@ def plot_figure(df: pd.DataFrame):
     return fig
 
 
-def stream_section(df: pd.DataFrame) -> Section:
+def stream_section(rs: ResultSet) -> Section:
+    df = rs.table
     sec = Section("stream", "Bandwidth: STREAM")
     s = stream_frame(df)
     if not s.empty:
@@ -171,11 +172,11 @@ def stream_section(df: pd.DataFrame) -> Section:
             )
             if not ds.empty:
                 sec.tables.append(("HBM against the datasheet bandwidth (GB/s, % of datasheet)", ds))
-        l2 = l2_table(s, card_contexts(df))
+        l2 = l2_table(s, card_contexts(df, rs.contexts))
         if not l2.empty:
             sec.tables.append(("L2-resident: best hot bandwidth (GB/s)", l2))
         drawn, note = F.plotted(df)
-        fig = plot_figure(drawn)
+        fig = plot_figure(drawn, rs.contexts)
         if fig is not None:
             sec.figures.append(("stream_bandwidth", "STREAM bandwidth against working-set size" + note, fig))
         sec.csv = csv_table(df)
