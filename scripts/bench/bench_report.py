@@ -4,7 +4,8 @@ memory of the whole command, in a fresh process each time. Not a test: figures d
     .venv/bin/python scripts/bench/bench_report.py                 # both goals, temporary data
     .venv/bin/python scripts/bench/bench_report.py --cards 20      # a smaller first look
 
-Goals (issue 13): 100 cards x the full catalogue <= 10 s and <= 1 GB; 300 small files <= 5 s.
+Goals: 100 cards x the full catalogue <= 12 s and <= 1 GB; 300 small files <= 5 s (on the 2-core
+machine the goals were set on; machines differ up to 2x: compare against the previous code, interleaved).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_history_marks_the_regression(tmp_path, capsys):
 def test_report_has_every_corner_datasheet_fractions_and_html(tmp_path):
     run = _run(tmp_path, "20260101T000000Z-synthetic")
     out = tmp_path / "rep"
-    written = report.write_report([run], out)
+    written = report.write_report([run], out, tidy_csv=True)
     names = {p.name for p in written}
     assert {
         "report.md",

@@ -47,7 +47,9 @@ def test_the_collector_is_resumed_after_a_report_that_fails(tmp_path):
 def test_the_command_delivers_its_output_through_a_pipe(tmp_path):
     # What it printed must arrive through a pipe (block-buffered) as on a terminal.
     results = _results(tmp_path)
-    p = fresh_python("-m", "triaudit", "report", str(results), "--out", str(tmp_path / "out"), timeout=300)
+    p = fresh_python(
+        "-m", "triaudit", "report", str(results), "--out", str(tmp_path / "out"), "--tidy-csv", timeout=300
+    )
     assert p.returncode == 0, p.stderr
     wrote = [line.split(" ", 1)[1] for line in p.stdout.splitlines() if line.startswith("wrote ")]
     assert Path(wrote[0]).name == "report.md" and Path(wrote[-1]).name == "tidy.csv"

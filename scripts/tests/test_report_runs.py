@@ -116,7 +116,7 @@ def test_out_naming_an_existing_file_is_refused(tmp_path, capsys):
 def test_empty_report_says_why_what_and_when(tmp_path):
     out = tmp_path / "rep"
     (tmp_path / "results").mkdir()
-    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
+    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out), "--tidy-csv"]) == 0
     md = (out / "report.md").read_text()
     assert "no runs yet" in md.lower()
     assert "When a run exists" in md and "STREAM" in md
@@ -127,7 +127,7 @@ def test_empty_report_says_why_what_and_when(tmp_path):
 
 def test_empty_report_on_a_machine_without_gpu_says_so(no_gpu_json, tmp_path):
     out = tmp_path / "rep"
-    assert cli.main(["report", str(no_gpu_json), "--out", str(out)]) == 0
+    assert cli.main(["report", str(no_gpu_json), "--out", str(out), "--tidy-csv"]) == 0
     md = (out / "report.md").read_text()
     assert "without a usable GPU" in md and "no CUDA device" in md
     assert (out / "tidy.csv").read_text().startswith("card,run,")
@@ -210,8 +210,8 @@ def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkey
 
     real = sections.all_sections
 
-    def with_a_broken_figure(df, prices=None):
-        secs = real(df, prices=prices)
+    def with_a_broken_figure(rs, prices=None):
+        secs = real(rs, prices=prices)
         fig, ax = plt.subplots()
         ax.text(0.5, 0.5, r"$\frac{$")  # mathtext that cannot be parsed: drawing raises
         secs[0].figures.append(("broken_synthetic", "A figure with nothing to draw", fig))
@@ -223,6 +223,7 @@ def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkey
     out = tmp_path / "rep"
     out.mkdir()
     (out / "broken_synthetic.png").write_bytes(b"an earlier report's figure")  # must not pass for this one's
+    (out / ".triaudit-report.json").write_text('{"files": ["broken_synthetic.png"]}')  # that report's list
     assert cli.main(["report", str(results), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
     assert "broken_synthetic.png" not in md and not (out / "broken_synthetic.png").exists()

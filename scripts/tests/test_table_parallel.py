@@ -20,17 +20,6 @@ def test_parallel_and_sequential_reading_give_the_same_table(tmp_path, monkeypat
     assert len(fast.contexts) == 30 and len(fast.runs) == 30 and fast.contexts == slow.contexts
 
 
-def test_tidy_csv_written_by_a_forked_child_is_the_same(tmp_path, monkeypatch):
-    from triaudit.report import page as report
-
-    write(tmp_path / "r" / "synthetic_stream.json", synthetic_stream_result("Synthetic Card", hbm_gbps=1000))
-    report.write_report([tmp_path / "r"], tmp_path / "a")
-    monkeypatch.setattr(report._TidyWriter, "FORK_ROWS", 1)
-    report.write_report([tmp_path / "r"], tmp_path / "b")
-    a = (tmp_path / "a" / "tidy.csv").read_text()
-    assert a == (tmp_path / "b" / "tidy.csv").read_text() and a.count("\n") > 10
-
-
 def test_a_bad_file_among_many_is_named_when_read_in_parallel(tmp_path, monkeypatch, capsys):
     from triaudit import commands as cli
 
@@ -55,16 +44,6 @@ def test_columns_derived_from_case_names_keep_missing_values_missing():
 
     cases = pd.Series(pd.Categorical(["b", "a", "c", "a"]))
     assert list(pd.Series(_derived(cases.cat, [None, "x", "y"])).astype(object).fillna("-")) == ["x", "-", "y", "-"]
-
-
-def test_reading_starts_without_pandas():
-    # `report` starts the reading processes before it loads pandas (they parse while it loads):
-    # what they run must not need it.
-    from fresh_python import fresh_python
-
-    code = "import sys\nfrom triaudit.results import reading\nprint(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))\n"
-    p = fresh_python("-c", code)
-    assert p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr
 
 
 def test_reading_under_way_is_stopped_when_the_report_cannot_be_written(tmp_path, monkeypatch, capsys):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triaudit.commands.console import say
+from triaudit.core import argtypes
 
 
 def add_parser(sub) -> None:
@@ -20,7 +21,7 @@ def add_parser(sub) -> None:
     )
     ex.add_argument(
         "--out",
-        type=Path,
+        type=argtypes.out_folder,
         default=Path("export"),
         help="folder for bmf.json, or bigger_is_better.json and smaller_is_better.json",
     )

@@ -7,12 +7,15 @@ from pathlib import Path
 
 from triaudit.commands.console import say
 from triaudit.commands.statistics import stat_args
+from triaudit.core import argtypes
 
 
 def add_parser(sub) -> None:
     h = sub.add_parser("history", help="trend plots of a series of runs of one machine, regressions marked")
     h.add_argument("runs", type=Path, nargs="+", help="run folders of one card, ordered by name (timestamp)")
-    h.add_argument("--out", type=Path, default=Path("history"), help="folder for history.png and history.csv")
+    h.add_argument(
+        "--out", type=argtypes.out_folder, default=Path("history"), help="folder for history.png and history.csv"
+    )
     h.add_argument("--cases", default="", help="regular expression selecting cases")
     stat_args(h)
     h.set_defaults(func=run)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triaudit.commands.console import say
+from triaudit.core import argtypes
 from triaudit.core.errors import TriauditError
 
 
@@ -17,7 +18,7 @@ def add_parser(sub) -> None:
     )
     rep.add_argument(
         "--out",
-        type=Path,
+        type=argtypes.out_folder,
         default=Path("report"),
         help="folder for report.md, report.html, the CSV tables and PNG plots (made if missing)",
     )
@@ -40,6 +41,11 @@ def add_parser(sub) -> None:
         metavar="PRICES.toml",
         help="your prices per card (rent or buy; format: scripts/prices.template.toml): adds cost tables",
     )
+    rep.add_argument(
+        "--tidy-csv",
+        action="store_true",
+        help="also write tidy.csv: every row of the table the report is made from (large for a fleet)",
+    )
     rep.set_defaults(func=run)
 
 
@@ -54,9 +60,7 @@ def run(a) -> int:
             prices = load_prices(a.prices)
         except PricesError as exc:  # the prices file, named, and what is wrong in it
             raise TriauditError(f"--prices {exc}") from None
-    R.keep_freed_memory()
     with R.collector_paused():  # the report makes millions of objects and frees none until the end
-        files = R.Reading.start(a.paths or [a.results])
         try:
             written = page.write_report(
                 a.paths or [a.results],
@@ -65,12 +69,10 @@ def run(a) -> int:
                 all_runs=a.all_runs,
                 prices=prices,
                 notes=tuple(a.note or ()),
-                reading=files,
+                tidy_csv=a.tidy_csv,
             )
         except PricesError as exc:
             raise TriauditError(f"--prices {exc}") from None
-        finally:
-            files.close()
     for p in written:
         say(f"wrote {p}")
     return 0

@@ -53,3 +53,12 @@ def probability(text: str) -> float:
     if not 0 < v < 1:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1 (e.g. 0.05): {text!r}")
     return v
+
+
+def out_folder(text: str):
+    """A folder to write into: not empty (an empty --out would write into the current folder)."""
+    from pathlib import Path
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty: name the folder to write into")
+    return Path(text)

@@ -1,7 +1,5 @@
-"""Finding result files and reading them: what comes before the table, light enough (numpy and
-the JSON reader, no pandas) that the reading processes can start before the rest of `report` is
-loaded, and parse while it is (a third of a second, on a machine with two cores).
-"""
+"""Finding result files and reading them into compact columns, by a pool of processes when they
+are many (a fleet, a hundred cards): what comes before the table."""
 
 from __future__ import annotations
 
@@ -82,9 +80,9 @@ PARALLEL_FILES = 24
 
 
 class Reading:
-    """The files under some paths, read (_load_one) by forked processes from the moment it is
-    started; iterated, their results in order, as they come (never all held at once). close()
-    stops what is not yet read (after an error elsewhere); iterating to the end closes it too."""
+    """The files under some paths, read (_load_one) by a process pool when there are many;
+    iterated, their results in order, as they come (never all held at once). close() stops what is
+    not yet read (after an error elsewhere); iterating to the end closes it too."""
 
     def __init__(self, files: list[Path], notes: list[str]):
         self.files, self.notes = files, notes
@@ -118,24 +116,6 @@ class Reading:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-
-
-def keep_freed_memory() -> None:
-    """glibc: serve allocations up to 32 MB from the heap and keep what is freed, for the rest of
-    this process. A large report makes and drops arrays of tens of megabytes (a column of a million
-    rows) hundreds of times; by default each is a fresh mmap, touched page by page: about a million
-    page faults, a sixth of a 100-card report's time. Elsewhere (no glibc), nothing changes."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3  # malloc.h
-    mallopt(m_mmap_threshold, 32 << 20)  # glibc's largest: bigger blocks are still mapped (and unmapped)
-    mallopt(m_trim_threshold, 1 << 30)
 
 
 @contextlib.contextmanager

@@ -89,7 +89,7 @@ def name_parts(case: str) -> tuple[str, str, str, dict[str, str]]:
 
 _METRIC_COLS = METRIC_COLS
 # The columns that differ between the rows of one case in one file (one row per counter); every
-# other column (card, run, the name's parts) is the case's and the file's (tidy_csv relies on it).
+# other column (card, run, the name's parts) is the case's and the file's.
 ROW_COLUMNS = _METRIC_COLS
 
 

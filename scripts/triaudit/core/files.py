@@ -1,0 +1,51 @@
+"""Writing files so that nothing a user had is destroyed and nothing half-written is left: every
+file goes to a temporary name beside its target and is renamed over it when whole; a folder of
+outputs is built aside and moved into place (report/output.py); inputs are read only when they are
+regular files (a FIFO would block, a device would never end)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Writes `data` to `path` through a temporary file in the same folder, renamed when whole (an
+    interrupted write leaves the old file, or none, never a part)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with open(tmp, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def append_text(path: Path, text: str) -> None:
+    """Appends `text` to `path` (made if missing), as GitHub expects of $GITHUB_STEP_SUMMARY."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
+
+
+def not_a_regular_file(path: Path) -> str:
+    """ "" when `path` is a regular file (or a folder) that can be read as one; otherwise what it is,
+    in words: a FIFO, a socket, a device."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""  # the caller's own check says "no such file" in its words
+    for test, what in (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return what
+    return ""
