@@ -99,7 +99,7 @@ struct GpuNvLinks {
 // NVLinks between two GPUs as nvidia-smi counts them: links wired directly between them, plus,
 // when both reach NVSwitches, the fewer of their switch links (every GPU behind the switches is
 // reachable over all of them: nvidia-smi shows NV18 between every pair of an HGX H200, NV12
-// of a DGX A100; ../shared/data/real has both dumps).
+// of a DGX A100; scripts/tests/data/real has both dumps).
 unsigned nvlinks_between(const GpuNvLinks& a, const std::string& a_bus, const GpuNvLinks& b, const std::string& b_bus);
 // The link word of a pair: NV<k> when k NVLinks join them, else the PCIe common ancestor's word,
 // else "unknown (NVML: <why>)".

@@ -6,15 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-from conftest import REPO
 from synthetic import _entry, synthetic_context, write
 
 from triaudit import commands as cli
 from triaudit.judge.compare import load_samples
 
-GBENCH = REPO.parent / "shared" / "data" / "gbench"
-needs_data = pytest.mark.skipif(not GBENCH.is_dir(), reason=f"{GBENCH} not present")
+GBENCH = Path(__file__).parent / "data" / "gbench"  # google/benchmark's own inputs (SOURCE.txt)
 
 
 def _run(tmp_path, name, cases, reps=5, card="NVIDIA H200", extra=None):
@@ -115,7 +112,6 @@ def test_aggregates_only_files_are_untested_and_a_big_slowdown_fails(tmp_path, c
     assert cli.main(["compare", str(tmp_path / "a"), str(tmp_path / "c"), "--max-untested-change", "0.6"]) == 0
 
 
-@needs_data
 def test_one_second_to_a_thousand_with_one_repetition_fails_without_nan(capsys):
     # google/benchmark's own test5 inputs: BM_ManyRepetitions, real_time 1 s then 1000 s, once each.
     assert cli.main(["compare", str(GBENCH / "test5_run0.json"), str(GBENCH / "test5_run1.json")]) == 1
@@ -125,7 +121,6 @@ def test_one_second_to_a_thousand_with_one_repetition_fails_without_nan(capsys):
     assert "− is faster" in out and "+ is faster" in out
 
 
-@needs_data
 def test_real_files_with_complexity_rows_compare(capsys):
     # test1_run1/run2 end with BigO/RMS rows; BM_2xSlower goes 50 -> 100 ns in one repetition.
     assert cli.main(["compare", str(GBENCH / "test1_run1.json"), str(GBENCH / "test1_run2.json")]) == 1
@@ -136,7 +131,6 @@ def test_real_files_with_complexity_rows_compare(capsys):
     assert "| `BM_2xFaster` | time_s | 5e-08 | 2.5e-08 | -50.0% |" in out  # seconds; time: - is faster
 
 
-@needs_data
 def test_aggregates_without_a_median_and_no_common_measured_case_is_exit_3(capsys):
     # test4_run0/run1: one aggregate named "zz" each and nothing else: nothing to judge.
     assert cli.main(["compare", str(GBENCH / "test4_run0.json"), str(GBENCH / "test4_run1.json")]) == 3

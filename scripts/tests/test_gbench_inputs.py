@@ -1,19 +1,17 @@
 """The loader on google/benchmark's own test inputs (real Google Benchmark JSON of several versions,
-in ../shared/data/gbench) and on synthetic variants of what those files lack."""
+in data/gbench/, google/benchmark's own tools/gbench/Inputs) and on synthetic variants of what those files lack."""
 
 import json
 import math
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from triaudit.results.gbench import LoadError, load_result, parse_result
 
-GBENCH = REPO.parent / "shared" / "data" / "gbench"
-needs_data = pytest.mark.skipif(not GBENCH.is_dir(), reason=f"{GBENCH} not present (shared/ beside the checkout)")
+GBENCH = Path(__file__).parent / "data" / "gbench"  # google/benchmark's own inputs (SOURCE.txt)
 
 
-@needs_data
 @pytest.mark.parametrize("name", sorted(p.name for p in GBENCH.glob("*.json")) if GBENCH.is_dir() else [])
 def test_every_real_input_loads_or_is_refused_by_name(name):
     try:
@@ -24,7 +22,6 @@ def test_every_real_input_loads_or_is_refused_by_name(name):
         assert all(r.status in ("ok", "skipped", "error") for r in rf.runs)
 
 
-@needs_data
 def test_complexity_rows_are_skipped_and_counted_not_fatal():
     # test1_run1.json ends with ->Complexity() output: a BigO and an RMS row without real_time.
     rf = load_result(GBENCH / "test1_run1.json")
@@ -37,7 +34,6 @@ def test_complexity_rows_are_skipped_and_counted_not_fatal():
     assert len(rf.runs) == 14
 
 
-@needs_data
 def test_old_repetitions_without_an_index_are_a_conflict_not_pooled():
     # test3_run0.json (Google Benchmark of 2016) repeats BM_Two without repetition_index: rows that
     # cannot be told apart from a duplicated case are not pooled.

@@ -1,7 +1,7 @@
 """NCCL's path from NCCL_DEBUG=INFO logs: transport per channel, P2P over NVLink or not, and the
 warnings (exit 1) when NVLink exists but NCCL chose SHM, the network or PCIe.
 
-Real logs are read in place from ../shared/data/real (facts from SOURCES.md); the
+Real logs are read from data/real/ beside these tests (facts from its SOURCES.md); the
 nccl_info_synthetic_* files and the strings below are written by hand in the line shapes of NCCL's
 own format strings (src/transport/*.cc) for what the real logs lack (SHM, NET/IB, NVLS, CollNet,
 old releases)."""
@@ -20,13 +20,10 @@ from triaudit.doctor import nccl_log as N
 from triaudit.doctor import topology as T
 
 REPO = Path(__file__).resolve().parents[2]
-REAL = REPO.parent / "shared" / "data" / "real"
+REAL = Path(__file__).parent / "data" / "real"  # real published outputs, sources in SOURCES.md
 DATA = Path(__file__).parent / "data" / "interconnect"
 A100_LOG = REAL / "nccl_info_p2p_nvlink_2xa100_sxm4.txt"
 SOCKET_LOG = REAL / "nccl_info_net_socket_2node_16rank.txt"
-
-if not REAL.is_dir():
-    pytest.skip(f"{REAL} not found (shared/ must sit beside the checkout)", allow_module_level=True)
 
 
 def two_gpu_topo(code: str) -> T.Topology:

@@ -3,15 +3,14 @@ in place; synthetic variants (made here, named so) from the tools' source format
 --csv, the newer "Number of elements" text, a failed validation, the triad-only summary; mamf-finder
 v2 and v4 summaries with per-shape lines."""
 
+from pathlib import Path
+
 import pytest
-from conftest import REPO
 
 from triaudit.peers import babelstream, mamf
 from triaudit.peers.model import PeerFormatError
 
-REAL = REPO.parent / "shared" / "data" / "real"
-# Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not present (real peer outputs)")
+REAL = Path(__file__).parent / "data" / "real"  # real published outputs, sources in SOURCES.md
 
 
 def cases(run):

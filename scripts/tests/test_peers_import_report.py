@@ -3,9 +3,9 @@ earlier one; the report's "Peers side by side" matches them to triaudit's cases 
 triaudit runs here are synthetic (made in code, named so); the peer outputs are real."""
 
 import json
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from triaudit import commands as cli
 from triaudit.peers.side_by_side import side_by_side
@@ -13,9 +13,7 @@ from triaudit.report.published import comparison_table
 from triaudit.results.gbench import load_result
 from triaudit.results.table import load_results, load_table
 
-REAL = REPO.parent / "shared" / "data" / "real"
-# Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not present (real peer outputs)")
+REAL = Path(__file__).parent / "data" / "real"  # real published outputs, sources in SOURCES.md
 
 
 def _rows_and_contexts(path):

@@ -1,19 +1,17 @@
-"""nccl-tests reader: the real tables in ../shared/data/real (three formats) read in place, and
+"""nccl-tests reader: the real tables in data/real/ (three formats, sources in its SOURCES.md), and
 synthetic variants (made here, named so) for what those lack: the -J JSON, the newest header with
 per-iteration columns, a timestamp column, #wrong != 0, an old error column, NCCL_ALGO set."""
 
 import json
 import re
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from triaudit.peers import nccl_tests
 from triaudit.peers.model import PeerFormatError
 
-REAL = REPO.parent / "shared" / "data" / "real"
-# Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not present (real peer outputs)")
+REAL = Path(__file__).parent / "data" / "real"  # real published outputs, sources in SOURCES.md
 
 
 def read(name):

@@ -3,16 +3,14 @@ variants (made here, named so) of the newest text (N/A, SUM lines, a bidirection
 matrices, a waived test) and of the -j JSON, written from output.cpp / json_output.cpp / common.h."""
 
 import json
+from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from triaudit.peers import nvbandwidth
 from triaudit.peers.model import PeerFormatError
 
-REAL = REPO.parent / "shared" / "data" / "real"
-# Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not present (real peer outputs)")
+REAL = Path(__file__).parent / "data" / "real"  # real published outputs, sources in SOURCES.md
 
 
 def read(path, **kw):

@@ -5,6 +5,7 @@ tools are named. Also: shellcheck-clean, and the published section names each si
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -14,9 +15,7 @@ from triaudit.peers import statistics as S
 from triaudit.report.published import PUBLISHED, comparison_table
 from triaudit.results.table import load_table
 
-REAL = REPO.parent / "shared" / "data" / "real"
-# Real outputs are read in place from ../shared beside the checkout (CI has it); without it: skipped.
-pytestmark = pytest.mark.skipif(not REAL.is_dir(), reason=f"{REAL} not present (real peer outputs)")
+REAL = Path(__file__).parent / "data" / "real"  # real published outputs, sources in SOURCES.md
 SCRIPT = REPO / "scripts" / "run_peers.sh"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+import pytest
 from fresh_python import fresh_python
 from synthetic import synthetic_corners_result, write
 
@@ -37,10 +38,8 @@ def test_the_collector_is_paused_while_the_report_is_made_and_resumed_after(tmp_
 
 def test_the_collector_is_resumed_after_a_report_that_fails(tmp_path):
     (tmp_path / "out").write_text("a file, not a folder")
-    try:
+    with pytest.raises(report.ReportError, match="not a folder"):
         report.write_report([_results(tmp_path)], tmp_path / "out")
-    except report.ReportError:
-        pass
     assert gc.isenabled()
 
 

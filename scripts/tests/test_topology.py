@@ -1,6 +1,6 @@
 """`nvidia-smi topo -m` / `-mp` / `-p2p` and `nvidia-smi nvlink -s` parsing and judgement.
 
-Real dumps are read in place from ../shared/data/real (SOURCES.md lists the facts asserted here);
+Real dumps are read from data/real/ beside these tests (its SOURCES.md lists the facts asserted here);
 files and strings named "synthetic" are written by hand in nvidia-smi's shapes for what the real
 ones lack (spaces for tabs, old drivers, mixed NVLink, the P2P capability matrix, link states)."""
 
@@ -14,11 +14,8 @@ from triaudit import commands as cli
 from triaudit.doctor import topology as T
 
 REPO = Path(__file__).resolve().parents[2]
-REAL = REPO.parent / "shared" / "data" / "real"
+REAL = Path(__file__).parent / "data" / "real"  # real published outputs, sources in SOURCES.md
 DATA = Path(__file__).parent / "data" / "interconnect"
-
-if not REAL.is_dir():
-    pytest.skip(f"{REAL} not found (shared/ must sit beside the checkout)", allow_module_level=True)
 
 
 def real(name: str) -> T.Topology:

@@ -1,4 +1,4 @@
-"""Datasheet figures for the cards users compare (from ../shared/reference/gpus.md), as data.
+"""Datasheet figures for the cards users compare (vendor datasheets; docs/cards.md lists the figures and their doubts), as data.
 
 Dense rates (no sparsity), TFLOP/s; memory bandwidth GB/s (1e9 B/s). `doubts` says where a
 figure is uncertain. Matched against the device name CUDA reports (`gpu_name` in the context).

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triaudit.core.corners import EXECUTABLES
 from triaudit.doctor import fatbin
 from triaudit.doctor import interconnect as interconnect_check
 
@@ -37,7 +38,6 @@ SMI_FIELDS = [
     "clocks.max.sm",
     "clocks_event_reasons.active",
 ]
-EXECUTABLES = ["triaudit_stream", "triaudit_gemm", "triaudit_memcpy", "triaudit_allreduce", "triaudit_launch"]
 SLOWDOWN_BITS = {
     0x4: "sw_power_cap",
     0x8: "hw_slowdown",
@@ -240,7 +240,7 @@ def diagnose(
     }
     codes = {}
     exes = {}
-    for name in EXECUTABLES:
+    for name in EXECUTABLES:  # every corner's (runner/corners.py)
         hits = sorted(p for p in build_dir.rglob(name) if p.is_file()) if build_dir.is_dir() else []
         if hits:
             try:

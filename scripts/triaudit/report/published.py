@@ -1,5 +1,5 @@
 """What users will hold a run against: published measurements of the same cards by other tools
-(BabelStream, mamf-finder, nvbandwidth, bandwidthTest), as listed in ../shared/reference/gpus.md
+(BabelStream, mamf-finder, nvbandwidth, bandwidthTest), as listed in docs/cards.md
 with their sources and doubts, and a report section setting each beside what this run measured.
 
 These are other people's measurements, never ours: the section names the source of every one,

@@ -1,33 +1,13 @@
-"""The run's steps and the profiles' arguments for each: what `triaudit run` runs, in what order,
-with which flags (read by the runner, the time model, whole-node runs and Slurm jobs).
-Standard library only."""
+"""The profiles' arguments for each step of a run (the steps are runner/corners.py's), and finding
+the built executables: what `triaudit run` runs, with which flags (read by the runner, the time
+model, whole-node runs and Slurm jobs). Standard library only."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-EXECUTABLES = [
-    "triaudit_stream",
-    "triaudit_gemm",
-    "triaudit_memcpy",
-    "triaudit_allreduce",
-    "triaudit_p2p",
-    "triaudit_launch",
-]
-
-# The steps of a run, in order: each runs one executable (the hand-written GEMM ladder is its own
-# step, last: the wgmma levels are the likeliest to hang, and a hang then costs no other corner).
-STEPS: list[tuple[str, str]] = [
-    ("triaudit_stream", "triaudit_stream"),
-    ("triaudit_gemm", "triaudit_gemm"),
-    ("triaudit_memcpy", "triaudit_memcpy"),
-    ("triaudit_allreduce", "triaudit_allreduce"),
-    ("triaudit_p2p", "triaudit_p2p"),
-    ("triaudit_launch", "triaudit_launch"),
-    ("triaudit_gemm_ladder", "triaudit_gemm"),
-]
-STEP_EXECUTABLE = dict(STEPS)
+from triaudit.core.corners import CORNERS, EXECUTABLES, STEP_EXECUTABLE, STEPS  # noqa: F401 (the list this module serves)
 
 COMMON_ARGS = ["--benchmark_out_format=json", "--benchmark_display_aggregates_only=true"]
 # Every profile binds each executable to its GPU's NUMA node, CPUs and memory (nvbandwidth does);

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triaudit.core import specs
+from triaudit.core.corners import corner_named
 from triaudit.core.errors import TriauditError
 from triaudit.runner import profiles
 
@@ -175,7 +176,7 @@ def _gemm_shape(name: str) -> tuple[int, int, int]:
     return int(a.get("m", 0)), int(a.get("n", 0)), int(a.get("k", 0))
 
 
-def _stream(name: str, card: specs.CardSpec, s: Settings) -> float:
+def stream_case(name: str, card: specs.CardSpec, s: Settings) -> float:
     parts = name.split("/")
     op, a = parts[1], _args(name)
     size = int(a["bytes"])
@@ -195,7 +196,7 @@ def _stream(name: str, card: specs.CardSpec, s: Settings) -> float:
     return setup + s.repetitions * _loop(s, region, verify)
 
 
-def _gemm(name: str, card: specs.CardSpec, s: Settings) -> float:
+def gemm_case(name: str, card: specs.CardSpec, s: Settings) -> float:
     parts = name.split("/")
     kind, precision = parts[1], parts[2]
     rate = _gemm_rate(card, precision)
@@ -264,7 +265,7 @@ def _gemm(name: str, card: specs.CardSpec, s: Settings) -> float:
     return probe + st + s.repetitions * (_loop(s, ops * one(m, n, k)) + 2 * check(m, n, k))
 
 
-def _memcpy(name: str, card: specs.CardSpec, s: Settings) -> float:
+def memcpy_case(name: str, card: specs.CardSpec, s: Settings) -> float:
     parts = name.split("/")
     direction, memory, a = parts[1], parts[2], _args(name)
     size = int(a["bytes"])
@@ -288,7 +289,7 @@ def _memcpy(name: str, card: specs.CardSpec, s: Settings) -> float:
     return setup + s.repetitions * _loop(s, region * (2 if direction == "bidir" else 1), loops=loops)
 
 
-def _launch(name: str, card: specs.CardSpec, s: Settings) -> float:
+def launch_case(name: str, card: specs.CardSpec, s: Settings) -> float:
     parts = name.split("/")
     a = _args(name)
     if parts[1] == "chain_fit":
@@ -306,7 +307,7 @@ def _launch(name: str, card: specs.CardSpec, s: Settings) -> float:
     return s.repetitions * _loop(s, 1e-3)
 
 
-def _allreduce(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float:
+def allreduce_case(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float:
     a = _args(name)
     size = int(a["bytes"])
     ranks = int(a.get("gpus", gpus))
@@ -327,7 +328,7 @@ def representative_pairs(card: specs.CardSpec, gpus: int) -> list[tuple[int, int
     return pairs[: 1 if card.nvlink_gbps else 3]
 
 
-def _p2p(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float:
+def p2p_case(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float:
     parts = name.split("/")
     a = _args(name)
     src, dst = int(a["src"]), int(a["dst"])
@@ -353,21 +354,14 @@ def estimate_cases(executable: str, names: list[str], card: specs.CardSpec, s: S
         startup += NCCL_INIT_S * (len(algos) + 1) + 0.002 * len(names)  # communicators per variant, the choice probe
     out = ExeEstimate(executable, startup)
     for name in names:
-        corner = name.split("/")[0]
-        if corner == "stream":
-            sec = _stream(name, card, s)
-        elif corner == "gemm":
-            sec = _gemm(name, card, s)
-        elif corner == "memcpy":
-            sec = _memcpy(name, card, s)
-        elif corner == "launch":
-            sec = _launch(name, card, s)
-        elif corner == "allreduce":
-            sec = _allreduce(name, card, s, gpus)
-        elif corner == "p2p":
-            sec = _p2p(name, card, s, gpus)
-        else:
+        corner = corner_named(name.split("/")[0])
+        model = globals().get(corner.time_model) if corner else None
+        if model is None:
             sec = s.repetitions * _loop(s, 1e-3)
+        elif corner.per_gpu:
+            sec = model(name, card, s)
+        else:
+            sec = model(name, card, s, gpus)
         out.cases.append(CaseEstimate(name.removesuffix("/manual_time"), sec))
     return out
 
