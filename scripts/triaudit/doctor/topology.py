@@ -275,7 +275,7 @@ def matrix_rows(t: Topology) -> dict[str, str]:
     for i in g:
         aff = t.affinity.get(f"GPU{i}", {})
         extra = [f"{SHORT_TITLES.get(k, k)} {v}" for k, v in aff.items() if v and v != "N/A"]
-        near = {}
+        near: dict = {}
         for n in nics:
             code = t.cells.get((f"GPU{i}", n))
             if code in ("PIX", "PXB"):

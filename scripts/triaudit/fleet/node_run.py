@@ -33,6 +33,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from triaudit.core.builddir import git_commit
 from triaudit.core.errors import TriauditError
@@ -323,7 +324,7 @@ def _card_of(staging: Path) -> str:
 def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict | None = None) -> Outcome:
     env = dict(os.environ if env is None else env)
     started = utc_stamp()
-    record = {
+    record: dict[str, Any] = {
         "host": socket.gethostname(),
         "node": node_name(),
         "state": "running",
@@ -417,7 +418,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
         (n, e, _args_for(n, s.profile, s.extra_args, True, s.bind_numa)) for n, e in exes.items() if n not in NODE_LEVEL
     ]
     node_level = [(n, e, _args_for(n, s.profile, s.extra_args, False)) for n, e in exes.items() if n in NODE_LEVEL]
-    manifest = {
+    manifest: dict[str, Any] = {
         "profile": s.profile,
         "started_utc": started,
         "host": record["host"],
@@ -471,8 +472,8 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
     # A GPU's thread still winding down after an interruption may add its last record after this
     # (join above gives up after 15 s): the checks below read uuid_check with a default.
     for rec in manifest["gpus"]:
-        for e in list(rec["executables"]):
-            e["uuid_check"] = _check_uuid(staging, e, [rec["uuid"]])
+        for entry in list(rec["executables"]):
+            entry["uuid_check"] = _check_uuid(staging, entry, [rec["uuid"]])
     all_runs = [e for rec in manifest["gpus"] for e in rec["executables"]] + manifest["node_level"]["executables"]
     manifest["executables"] = all_runs  # flat, as `triaudit run` writes it
     manifest["finished_utc"] = utc_stamp()
@@ -515,7 +516,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
                 f"interrupted before any executable reported a device; its logs are kept in {staging}",
                 "interrupted",
             )
-        said = [
+        problems_said = [
             f"{e['step']} (exit {e['exit_code']}): {runner.last_words(staging / e['log'])}"
             for e in all_runs
             if e["exit_code"] != EXIT_NO_DEVICE
@@ -524,7 +525,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
             EXIT_FAILED,
             None,
             f"no executable reported a device; exit codes {codes}"
-            + (": " + "; ".join(said) if said else "")
+            + (": " + "; ".join(problems_said) if problems_said else "")
             + f"; its logs are kept in {staging}",
             "failed",
         )

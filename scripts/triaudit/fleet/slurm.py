@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from triaudit.core.errors import TriauditError
 from triaudit.fleet import slurm_job
@@ -289,7 +290,7 @@ def node_verdicts(expected: list[str], statuses: list[dict], st: JobState) -> li
     rows = []
     for node in expected + sorted(set(latest) - set(expected)):
         s = latest.get(node)
-        row = {"node": node, "gpus": "", "run_dir": "", "ok": False}
+        row: dict[str, Any] = {"node": node, "gpus": "", "run_dir": "", "ok": False}
         if s is None:
             row["verdict"] = (
                 "timed out before it recorded anything"

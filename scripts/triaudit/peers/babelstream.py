@@ -93,7 +93,7 @@ def read_text(path: Path, text: str) -> PeerRun:
     triad_only = False
     precision = None
     elements = None
-    array = None
+    array: tuple[float, str] | None = None
     header_at = None
     for k, line in enumerate(lines):
         s = line.strip()
@@ -128,7 +128,7 @@ def read_text(path: Path, text: str) -> PeerRun:
         raise refuse(path, None, "a 'Precision: float|double' line (is this BabelStream's output?)")
     size_of = 4 if precision == "float" else 8
     typ = TYPES[precision]
-    array_bytes = _array_bytes_from_text(run, *array, elements, size_of) if array else None
+    array_bytes = _array_bytes_from_text(run, array[0], array[1], elements, size_of) if array else None
     if array is None and elements is None:
         run.not_read.append("the array size")
     if array_bytes is None and elements is not None:

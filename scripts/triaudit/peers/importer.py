@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 from triaudit.peers import babelstream, mamf, nccl_tests, nvbandwidth, writer
-from triaudit.peers.model import PeerFormatError
+from triaudit.peers.model import PeerFormatError, PeerRun
 
 READERS = {
     "nccl-tests": nccl_tests.read,
@@ -39,7 +40,7 @@ def parse_size(text: str) -> int:
     )
 
 
-def read_file(tool: str, path: Path, buffer_bytes: int | None = None):
+def read_file(tool: str, path: Path, buffer_bytes: int | None = None) -> tuple[PeerRun, bytes]:
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -51,8 +52,9 @@ def read_file(tool: str, path: Path, buffer_bytes: int | None = None):
     if not text.strip():
         raise PeerFormatError(f"{path}: empty file")
     if tool == "nvbandwidth":
-        return READERS[tool](path, text, buffer_bytes), raw
-    return READERS[tool](path, text), raw
+        return nvbandwidth.read(path, text, buffer_bytes), raw
+    reader: Any = READERS[tool]
+    return reader(path, text), raw
 
 
 def run_import(

@@ -394,9 +394,9 @@ def read_json(path: Path, text: str) -> PeerRun:
     results = data["results"]
     if not isinstance(results, list):
         raise refuse(path, 1, "'results' to be a list")
-    for k, r in enumerate(results):
+    for i, r in enumerate(results):
         if not isinstance(r, dict) or "size" not in r or "type" not in r:
-            raise refuse(path, None, f"results[{k}] to be an object with size and type")
+            raise refuse(path, None, f"results[{i}] to be an object with size and type")
         if int(r.get("count", 1)) == 0:
             continue
         try:

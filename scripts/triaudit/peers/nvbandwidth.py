@@ -296,9 +296,9 @@ def read_json(path: Path, text: str, buffer_bytes: int | None = None) -> PeerRun
         if m:
             devices[int(m.group(1))] = (m.group(2), m.group(3))
     tests = []
-    for k, tc in enumerate(root.get("testcases") or []):
+    for i, tc in enumerate(root.get("testcases") or []):
         if not isinstance(tc, dict) or "name" not in tc:
-            raise refuse(path, None, f"testcases[{k}] to be an object with a name")
+            raise refuse(path, None, f"testcases[{i}] to be an object with a name")
         t = Test(key=str(tc["name"]), line=0)
         status = str(tc.get("status", ""))
         if tc.get("error") or status not in ("Passed", ""):

@@ -59,7 +59,7 @@ def _latest(rows: pd.DataFrame) -> pd.Series:
 
 def _candidates(target: str) -> list[tuple[str, list[str]]]:
     """Names to try in order, with the note each one puts on the row."""
-    out = [(target, [])]
+    out: list[tuple] = [(target, [])]
     corner, op, variant, args = name_parts(target)
     if corner == "gemm" and op == "torch":
         out.append(

@@ -256,7 +256,8 @@ def answer(a: Question) -> dict:
         op = None
         eb = P.DTYPE_BYTES[a.precision]
         if a.gemm:
-            op = P.gemm_counts(*a.gemm, eb)
+            gm, gn, gk = a.gemm
+            op = P.gemm_counts(gm, gn, gk, eb)
         elif a.elementwise:
             op = P.elementwise_counts(a.elementwise, a.reads, a.writes, a.flops_per_element, eb)
         elif a.flops or a.bytes:
@@ -332,7 +333,7 @@ def answer(a: Question) -> dict:
         if basis and any(c >= 2 for c in basis.allreduce_scaling) and not (a.link or a.link_gbps) and a.gpus > 1:
             # The run measured busbw per GPU count: plan with the one for this count and size.
             g, n, fig, more = P.pick_scaling(basis.allreduce_scaling, a.gpus, a.payload_gb * 1e9)
-            bw, src = fig.value, fig.source + " (busbw)"
+            link_bps, src = fig.value, fig.source + " (busbw)"
             notes += more
             scaled = [
                 (
@@ -345,14 +346,14 @@ def answer(a: Question) -> dict:
                 if c >= 2
             ]
         elif basis and basis.allreduce_busbw and not (a.link or a.link_gbps):
-            bw, src = basis.allreduce_busbw.value, basis.allreduce_busbw.source + " (busbw)"
+            link_bps, src = basis.allreduce_busbw.value, basis.allreduce_busbw.source + " (busbw)"
         else:
-            bw, src = _link(a, basis)
-        r = P.ring_allreduce(a.payload_gb * 1e9, a.gpus, bw)
+            link_bps, src = _link(a, basis)
+        r = P.ring_allreduce(a.payload_gb * 1e9, a.gpus, link_bps)
         rows = [
             ("payload", a.payload_gb, "GB", ""),
             ("bytes sent per rank", r["bytes_per_rank"] / 1e9, "GB", ""),
-            ("link, per direction", bw / 1e9, "GB/s", src),
+            ("link, per direction", link_bps / 1e9, "GB/s", src),
             ("time", r["time_s"] * 1e3, "ms", ""),
         ] + scaled
         if a.gpus == 1:
@@ -368,10 +369,10 @@ def answer(a: Question) -> dict:
     if q == "transfer":
         rows = [("payload", a.payload_gb, "GB", "")]
         if a.link or a.link_gbps:
-            bw, src = _link(a, None)
+            link_bps, src = _link(a, None)
             rows += [
-                ("link", bw / 1e9, "GB/s", src),
-                ("time", P.transfer_seconds(a.payload_gb * 1e9, bw) * 1e3, "ms", ""),
+                ("link", link_bps / 1e9, "GB/s", src),
+                ("time", P.transfer_seconds(a.payload_gb * 1e9, link_bps) * 1e3, "ms", ""),
             ]
         else:
             b = figures_for(a)

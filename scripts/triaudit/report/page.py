@@ -203,10 +203,10 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_
 def _write_files(folder: ReportFolder, rs: ResultSet, header: list[str], secs: list, tidy_csv: bool) -> list[Path]:
     shown, written = rs.shown, []
     pngs = figures.render([(stem, fig) for s in secs for stem, _, fig in s.figures])
-    drawn = {stem for stem, png in pngs.items() if isinstance(png, bytes)}
+    drawn = {stem: png for stem, png in pngs.items() if isinstance(png, bytes)}
 
     def not_drawn(stem: str, caption: str) -> str:
-        return f"{caption}: not drawn ({pngs[stem]})."
+        return f"{caption}: not drawn ({pngs[stem]!s})."
 
     md = [header[0], ""] + [x for h in header[2:] if h for x in (h, "")]
     body = ["<h1>triaudit report</h1>"] + [f"<p>{html.escape(h)}</p>" for h in header[2:] if h]
@@ -223,11 +223,11 @@ def _write_files(folder: ReportFolder, rs: ResultSet, header: list[str], secs: l
                 body.append(f"<p class='runs'>{html.escape(under)}</p>")
         for stem, caption, _fig in s.figures:
             if stem in drawn:
-                written.append(folder.write(f"{stem}.png", pngs[stem]))
+                written.append(folder.write(f"{stem}.png", drawn[stem]))
                 md += [f"![{caption}]({stem}.png)", ""]
                 body.append(
                     f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,"
-                    f"{base64.b64encode(pngs[stem]).decode()}'><figcaption>{html.escape(caption)}</figcaption></figure>"
+                    f"{base64.b64encode(drawn[stem]).decode()}'><figcaption>{html.escape(caption)}</figcaption></figure>"
                 )
             else:
                 md += [not_drawn(stem, caption), ""]

@@ -128,7 +128,8 @@ class _Picker:
     questions, and a filter per card over the whole table took seconds."""
 
     def __init__(self, df: pd.DataFrame):
-        self.df, self.card, self._by_card = df, None, {}
+        self.df, self.card = df, None
+        self._by_card: dict = {}
 
     def __call__(self, corner: str, metric: str, **where) -> pd.DataFrame:
         key = (corner, metric, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(where.items())))

@@ -117,7 +117,7 @@ def _reference(data: Any, path: Path) -> tuple[dict, list[str], list[str], dict]
     return (context, file_notes(path, context, skipped), *reference_columns(runs, path.name))
 
 
-def _finite_matrix(rows: list[tuple]) -> np.ndarray | None:
+def _finite_matrix(rows: list) -> np.ndarray | None:
     """Rows of JSON values as a float64 matrix when every value is a finite int or float (bool is
     not a number here); None otherwise."""
     if not set(map(type, chain.from_iterable(rows))) <= {float, int}:
@@ -132,7 +132,7 @@ def _finite_matrix(rows: list[tuple]) -> np.ndarray | None:
     return a.reshape(len(rows), width) if np.isfinite(a).all() else None
 
 
-def _finite_numbers(col: tuple | list) -> np.ndarray | None:
+def _finite_numbers(col: Any) -> np.ndarray | None:
     """One column of JSON values, as _finite_matrix."""
     m = _finite_matrix([col])
     return None if m is None else m[0]
@@ -151,7 +151,7 @@ def _plain(v: Any) -> bool:
     return False
 
 
-def _plain_rows(col: tuple) -> np.ndarray:
+def _plain_rows(col: Any) -> np.ndarray:
     """Per value: a finite int or float."""
     return np.fromiter(map(_plain, col), dtype=bool, count=len(col))
 
@@ -306,21 +306,21 @@ def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str]
     # The plain cases' statistics, a block of cases with one set of counters and n repetitions at a time.
     out_case, out_pos, out_stats, out_reps, out_metric = [], [], [], [], []
     metric_names: dict[str, int] = {}
-    for row_case, values, sig_counters in blocks:
+    for row_case, vals, sig_counters in blocks:
         keep = ~np.isin(row_case, np.fromiter(slow, dtype=np.int64, count=len(slow))) if slow else None
         if keep is not None:
-            row_case, values = row_case[keep], values[keep]
+            row_case, vals = row_case[keep], vals[keep]
         if not len(row_case):
             continue
         order = np.argsort(row_case, kind="stable")
-        row_case, values = row_case[order], values[order]
+        row_case, vals = row_case[order], vals[order]
         block_cases, starts, counts = np.unique(row_case, return_index=True, return_counts=True)
-        m = values.shape[1]
+        m = vals.shape[1]
         codes = np.array([metric_names.setdefault(k, len(metric_names)) for k in ("time_s", *sig_counters)])
         for n in np.unique(counts).tolist():
             sel = counts == n
             idx = starts[sel][:, None] + np.arange(n)
-            v = np.sort(values[idx], axis=1, kind="stable")  # (cases, n, metrics)
+            v = np.sort(vals[idx], axis=1, kind="stable")  # (cases, n, metrics)
             lo, hi = v[:, 0, :], v[:, n - 1, :]
             med = v[:, n // 2, :] if n % 2 else (v[:, n // 2 - 1, :] + v[:, n // 2, :]) / 2
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -356,14 +356,14 @@ def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str]
     cols["take"] = array("q", case_col[order].tobytes())
     names = list(metric_names)
     stats = np.concatenate(out_stats) if out_stats else np.zeros((0, 4))
-    reps = np.concatenate(out_reps) if out_reps else np.zeros(0, dtype=np.int64)
+    rep_counts = np.concatenate(out_reps) if out_reps else np.zeros(0, dtype=np.int64)
     metric = np.concatenate(out_metric) if out_metric else np.zeros(0, dtype=np.int64)
     fast = order < n_fast
     if fast.all():
-        stats, reps = stats[order], reps[order]
+        stats, rep_counts = stats[order], rep_counts[order]
         for j, c in enumerate(_FLOAT_COLS):
             cols[c] = array("d", np.ascontiguousarray(stats[:, j]).tobytes())
-        cols["reps"] = array("q", reps.tobytes())
+        cols["reps"] = array("q", rep_counts.tobytes())
         if encoded:  # already codes: no text per row
             none = np.zeros(len(order), dtype=np.int64)
             cols["metric"], cols["status"], cols["message"] = (names, metric[order]), (["ok"], none), ([""], none)
@@ -374,7 +374,7 @@ def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str]
     else:
         for o in order.tolist():
             if o < n_fast:
-                row = (names[metric[o]], *stats[o].tolist(), int(reps[o]), "ok", "")
+                row = (names[metric[o]], *stats[o].tolist(), int(rep_counts[o]), "ok", "")
             else:
                 row = slow_rows[o - n_fast][2]
             for c, v in zip(METRIC_COLS, row):

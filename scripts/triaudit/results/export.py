@@ -79,7 +79,8 @@ def bmf(entries: list[dict]) -> dict:
 
 
 def github_action_benchmark(entries: list[dict], card: str, run: str) -> tuple[list[dict], list[dict]]:
-    bigger, smaller = [], []
+    bigger: list[dict] = []
+    smaller: list[dict] = []
     for e in entries:
         unit, scale = DISPLAY.get(e["counter"], (e["counter"], 1.0))
         item = {"name": f"{e['case']} ({e['counter']})", "unit": unit, "value": e["median"] / scale}

@@ -82,9 +82,9 @@ def read_run(run_dir: Path, contexts: list[dict]) -> RunInfo:
     for g in manifest.get("gpus", []) if isinstance(manifest.get("gpus"), list) else []:
         if isinstance(g, dict):
             exes = g.get("executables")
-            for e in exes if isinstance(exes, list) else []:
-                if isinstance(e, dict) and e.get("json"):
-                    gpu_files.append((str(e["json"]), str(g.get("uuid", "")), str(g.get("index", ""))))
+            for entry in exes if isinstance(exes, list) else []:
+                if isinstance(entry, dict) and entry.get("json"):
+                    gpu_files.append((str(entry["json"]), str(g.get("uuid", "")), str(g.get("index", ""))))
     node = manifest.get("node_level")
     node_exes = node.get("executables") if isinstance(node, dict) else None
     node_files = tuple(

@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from triaudit.core.builddir import find_build_dir, git_commit
 from triaudit.core.names import slug
@@ -277,7 +278,7 @@ def run_suite(
     staging = results / ".incoming" / f"{run_name}-{os.getpid()}"
     staging.mkdir(parents=True, exist_ok=False)
     gpu_name, gpu_count = local_gpus(nvidia_smi)
-    manifest = {
+    manifest: dict[str, Any] = {
         "profile": profile,
         "started_utc": stamp,
         "host": socket.gethostname(),

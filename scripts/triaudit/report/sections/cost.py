@@ -261,7 +261,7 @@ def decode_cost(files: list[str], prices: Prices, p: C.Price) -> dict:
 
 def _decode_table(df: pd.DataFrame, prices: Prices, priced: dict, recs: list) -> pd.DataFrame:
     cards = sorted(priced)
-    rows = {"at the most users served": {}, "at batch 1": {}}
+    rows: dict[str, dict] = {"at the most users served": {}, "at batch 1": {}}
     for card in cards:
         key, p = priced[card]
         files = sorted(df.loc[(df["card"] == card) & (df["status"] == "ok"), "file"].unique())
