@@ -4,7 +4,7 @@
 #include <cstring>
 #include <exception>
 
-#include "../common/error.hpp"
+#include "error.hpp"
 
 #if TRIAUDIT_WITH_MPI
 #include <mpi.h>

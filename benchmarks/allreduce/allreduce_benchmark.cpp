@@ -30,15 +30,15 @@
 #include <string>
 #include <vector>
 
-#include "../common/clock_watch.hpp"
-#include "../common/measure.hpp"
-#include "../common/names.hpp"
-#include "../common/nccl_check.hpp"
-#include "../common/suite.hpp"
 #include "agreement.hpp"
 #include "allreduce/pattern.cuh"
 #include "allreduce_math.hpp"
+#include "clock_watch.hpp"
+#include "measure.hpp"
+#include "names.hpp"
+#include "nccl_check.hpp"
 #include "nccl_choice.hpp"
+#include "suite.hpp"
 #include "world.hpp"
 
 #if TRIAUDIT_WITH_MPI

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "../common/nccl_check.hpp"
 #include "allreduce_math.hpp"
+#include "nccl_check.hpp"
 
 #if TRIAUDIT_WITH_MPI
 #include <mpi.h>

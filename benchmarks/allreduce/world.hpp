@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "../common/cuda_raii.hpp"
-#include "../common/device_description.hpp"
-#include "../common/nvml.hpp"
+#include "cuda_raii.hpp"
+#include "device_description.hpp"
+#include "nvml.hpp"
 
 namespace triaudit {
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "../../kernels/common/l2_flush.cuh"
+#include "common/l2_flush.cuh"
 
 namespace triaudit {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "../../kernels/common/spin.cuh"
+#include "common/spin.cuh"
 
 namespace triaudit {
 

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../common/cublas_check.hpp"
-#include "../common/cuda_raii.hpp"
-#include "../common/gpu_timer.hpp"
-#include "../common/stream_latch.hpp"
+#include "cublas_check.hpp"
+#include "cuda_raii.hpp"
+#include "gpu_timer.hpp"
+#include "stream_latch.hpp"
 
 namespace triaudit {
 

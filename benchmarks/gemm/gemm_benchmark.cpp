@@ -27,12 +27,12 @@
 #include <optional>
 #include <set>
 
-#include "../common/measure.hpp"
-#include "../common/names.hpp"
-#include "../common/suite.hpp"
 #include "cublaslt_gemm.hpp"
 #include "gemm/ladder/ladder.cuh"
 #include "gemm_check.hpp"
+#include "measure.hpp"
+#include "names.hpp"
+#include "suite.hpp"
 
 namespace triaudit {
 namespace {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "../common/names.hpp"
+#include "names.hpp"
 
 namespace triaudit {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "../common/cuda_check.hpp"
 #include "common/random_values.hpp"
+#include "cuda_check.hpp"
 
 namespace triaudit {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/cuda_raii.hpp"
+#include "cuda_raii.hpp"
 #include "gemm/operands.cuh"
 #include "gemm_catalogue.hpp"
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <vector>
 
-#include "../common/cuda_check.hpp"
 #include "common/fill.cuh"
 #include "common/random_values.hpp"
+#include "cuda_check.hpp"
 #include "launch/chain.cuh"
 
 namespace triaudit {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "../common/verify.hpp"
+#include "verify.hpp"
 
 namespace triaudit {
 

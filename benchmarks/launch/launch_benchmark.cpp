@@ -19,16 +19,16 @@
 #include <cmath>
 #include <vector>
 
-#include "../common/cuda_raii.hpp"
-#include "../common/gpu_timer.hpp"
-#include "../common/measure.hpp"
-#include "../common/names.hpp"
-#include "../common/region_stats.hpp"
-#include "../common/suite.hpp"
 #include "chain_check.hpp"
 #include "common/spin.cuh"
+#include "cuda_raii.hpp"
+#include "gpu_timer.hpp"
 #include "launch/chain.cuh"
 #include "linear_fit.hpp"
+#include "measure.hpp"
+#include "names.hpp"
+#include "region_stats.hpp"
+#include "suite.hpp"
 
 namespace triaudit {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <thread>
 
-#include "../common/cuda_check.hpp"
 #include "common/fill.cuh"
 #include "common/random_values.hpp"
+#include "cuda_check.hpp"
 #include "movement/zero_copy.cuh"
 
 namespace triaudit {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "../common/cuda_raii.hpp"
-#include "../common/verify.hpp"
+#include "cuda_raii.hpp"
 #include "movement_catalogue.hpp"
+#include "verify.hpp"
 
 namespace triaudit {
 

@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "../common/gpu_timer.hpp"
-#include "../common/measure.hpp"
-#include "../common/names.hpp"
-#include "../common/sizes.hpp"
-#include "../common/suite.hpp"
 #include "common/spin.cuh"
 #include "copy_runner.hpp"
+#include "gpu_timer.hpp"
+#include "measure.hpp"
+#include "names.hpp"
+#include "sizes.hpp"
+#include "suite.hpp"
 
 namespace triaudit {
 namespace {

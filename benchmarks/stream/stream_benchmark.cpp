@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "../common/cuda_raii.hpp"
-#include "../common/gpu_timer.hpp"
-#include "../common/measure.hpp"
-#include "../common/names.hpp"
-#include "../common/sizes.hpp"
-#include "../common/stream_latch.hpp"
-#include "../common/suite.hpp"
+#include "cuda_raii.hpp"
+#include "gpu_timer.hpp"
+#include "measure.hpp"
+#include "names.hpp"
+#include "sizes.hpp"
 #include "stream_check.hpp"
+#include "stream_latch.hpp"
+#include "suite.hpp"
 
 namespace triaudit {
 namespace {
@@ -35,7 +35,7 @@ struct StreamOptions {
   std::vector<std::string> types = {"fp32", "fp64"};
   std::vector<std::string> caches = {"hot", "cold"};
   double sustained_s = 10.0;
-} g_options;
+} g_opt;
 
 // Hot cases batch small operations into one timed region (reported per operation) so the
 // event resolution and the gap between launches do not dominate. Each operation is one launch
@@ -131,31 +131,31 @@ void stream_case(benchmark::State& state, const std::string& name, StreamOp op, 
 }
 
 void register_stream() {
-  if (g_options.min_bytes > g_options.max_bytes)
-    throw std::invalid_argument("--min-bytes (" + format_bytes(g_options.min_bytes) + ") is above --max-bytes (" +
-                                format_bytes(g_options.max_bytes) + ")");
-  const auto sizes = power_of_two_sweep(g_options.min_bytes, g_options.max_bytes);
+  if (g_opt.min_bytes > g_opt.max_bytes)
+    throw std::invalid_argument("--min-bytes (" + format_bytes(g_opt.min_bytes) + ") is above --max-bytes (" +
+                                format_bytes(g_opt.max_bytes) + ")");
+  const auto sizes = power_of_two_sweep(g_opt.min_bytes, g_opt.max_bytes);
   if (sizes.empty()) throw std::invalid_argument("no power of two lies between --min-bytes and --max-bytes");
   auto wanted = [](const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
   // Sustained triad at the largest size (FP32): what the card holds beside the burst figure of
   // the ordinary cold case.
-  if (wanted(g_options.ops, "triad") && wanted(g_options.caches, "cold") && g_options.sustained_s > 0)
+  if (wanted(g_opt.ops, "triad") && wanted(g_opt.caches, "cold") && g_opt.sustained_s > 0)
     for (const std::string type : {"fp32"}) {
-      if (!wanted(g_options.types, type)) continue;
+      if (!wanted(g_opt.types, type)) continue;
       const std::uint64_t bytes = sizes.back();
       const std::string name =
           BenchName("stream", "triad_sustained", type).arg("cache", "cold").arg("bytes", bytes).str();
-      const Sustained sus{g_options.sustained_s};
+      const Sustained sus{g_opt.sustained_s};
       register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, StreamOp::Triad, bytes, true, sus); });
     }
   for (StreamOp op : kStreamOps) {
-    if (!wanted(g_options.ops, stream_op_name(op))) continue;
+    if (!wanted(g_opt.ops, stream_op_name(op))) continue;
     for (const std::string type : {"fp32", "fp64"}) {
-      if (!wanted(g_options.types, type)) continue;
+      if (!wanted(g_opt.types, type)) continue;
       for (const std::string cache : {"hot", "cold"}) {
-        if (!wanted(g_options.caches, cache)) continue;
+        if (!wanted(g_opt.caches, cache)) continue;
         for (std::uint64_t bytes : sizes) {
           const std::string name =
               BenchName("stream", stream_op_name(op), type).arg("cache", cache).arg("bytes", bytes).str();
@@ -171,13 +171,13 @@ void register_stream() {
 }
 
 void add_flags(FlagSet& f) {
-  f.add_size("min-bytes", &g_options.min_bytes, "smallest array (one of the arrays), rounded up to a power of two");
-  f.add_size("max-bytes", &g_options.max_bytes,
+  f.add_size("min-bytes", &g_opt.min_bytes, "smallest array (one of the arrays), rounded up to a power of two");
+  f.add_size("max-bytes", &g_opt.max_bytes,
              "largest array, rounded down to a power of two; sizes that do not fit in free device memory are skipped");
-  f.add_list("ops", &g_options.ops, {"copy", "scale", "add", "triad", "dot"}, "operations");
-  f.add_list("types", &g_options.types, {"fp32", "fp64"}, "element types");
-  f.add_list("cache", &g_options.caches, {"hot", "cold"}, "hot: data left in L2; cold: L2 flushed before each op");
-  f.add_double("sustained-s", &g_options.sustained_s, 0.0, 3600.0,
+  f.add_list("ops", &g_opt.ops, {"copy", "scale", "add", "triad", "dot"}, "operations");
+  f.add_list("types", &g_opt.types, {"fp32", "fp64"}, "element types");
+  f.add_list("cache", &g_opt.caches, {"hot", "cold"}, "hot: data left in L2; cold: L2 flushed before each op");
+  f.add_double("sustained-s", &g_opt.sustained_s, 0.0, 3600.0,
                "window of the sustained triad at the largest size (0: no sustained case)");
 }
 

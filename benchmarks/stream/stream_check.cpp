@@ -4,8 +4,8 @@
 #include <thread>
 #include <vector>
 
-#include "../common/cuda_check.hpp"
 #include "common/fill.cuh"
+#include "cuda_check.hpp"
 #include "stream/dot_check.hpp"
 #include "stream/stream_reference.hpp"
 

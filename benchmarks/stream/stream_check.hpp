@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "../common/verify.hpp"
 #include "stream/stream_kernels.cuh"
+#include "verify.hpp"
 
 namespace triaudit {
 

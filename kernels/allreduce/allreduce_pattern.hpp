@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "../common/host_device.hpp"
+#include "common/host_device.hpp"
 
 namespace triaudit {
 

@@ -2,7 +2,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
-#include "../common/random_values.hpp"
+#include "common/random_values.hpp"
 #include "operands.cuh"
 
 namespace triaudit::kernels {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "../common/random_values.hpp"
+#include "common/random_values.hpp"
 #include "stream_ops.hpp"
 
 namespace triaudit {

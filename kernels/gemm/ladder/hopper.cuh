@@ -13,7 +13,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "../../common/device_clock.cuh"
+#include "common/device_clock.cuh"
 
 namespace triaudit::kernels::hopper {
 

@@ -3,7 +3,7 @@
 // and more of their operand bytes come from L2. Host-compilable: the CPU tests check that every
 // tile is produced exactly once for any grid (tests/cpu/test_ladder_rules.cpp).
 #pragma once
-#include "../../common/host_device.hpp"
+#include "common/host_device.hpp"
 
 namespace triaudit::kernels {
 
