@@ -190,7 +190,8 @@ def scaling_result(
             for size in sizes:
                 for r in range(reps):
                     bus = bw * (1 if size == max(sizes) else 0.25) * (1 + 0.01 * (r - 1)) * 1e9
-                    alg = bus * g / (2 * (g - 1)) if g > 1 else size / 20e-6
+                    # one rank: a local reduction, 20 us or memory speed (~1 TB/s), whichever is longer
+                    alg = bus * g / (2 * (g - 1)) if g > 1 else size / max(20e-6, size / 1e12)
                     t = size / alg
                     b.append(
                         _entry(

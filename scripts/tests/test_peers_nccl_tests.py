@@ -306,3 +306,18 @@ def test_collective_names():
     assert nccl_tests.collective_name("./build/all_reduce_perf") == "allreduce"
     assert nccl_tests.collective_name("all_gather_perf_mpi") == "allgather"
     assert nccl_tests.nccl_code_to_version(22005) == "2.20.5" and nccl_tests.nccl_code_to_version(2805) == "2.8.5"
+
+
+def test_an_algbw_printed_as_zero_is_size_over_time():
+    """nccl-tests prints GB/s with two decimals: 8 B in 12.25 us is '0.00'. A zero is no link's
+    bandwidth (the reader would make it an error); the tool's own size / time is taken instead,
+    busbw by the table's own busbw / algbw, and the context says so."""
+    run = read("nccl_tests_2x_rtx2080ti_pcie_autodl.txt")
+    c = cases(run)
+    small = c["allreduce/out_of_place/fp32/algo:auto/bytes:8"]
+    assert small.counters["algbw"] == pytest.approx(8 / 12.25e-6)
+    assert small.counters["busbw"] == pytest.approx(small.counters["algbw"])  # n = 2: busbw = algbw
+    printed = c["allreduce/out_of_place/fp32/algo:auto/bytes:1073741824"]
+    assert printed.counters["algbw"] == pytest.approx(4.00e9)  # printed figures stay as printed
+    assert run.context["algbw_from_time_rows"] == "6"  # 8, 16 and 32 B, out of place and in place
+    assert "size / time" in run.context["algbw_from_time"]

@@ -222,6 +222,7 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
     widths = [len(g) for g in groups]
     full = len(lead) + sum(widths) + (2 if has_ts else 0)
     zeros = 0
+    derived: list[dict] = []  # rows whose algbw was printed as 0.00
     while i < len(lines):
         line = lines[i]
         lineno = i + 1
@@ -234,6 +235,7 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
                 m = re.search(r":\s*([-+0-9.eEnaifNAIF]+)", s)
                 if m:
                     run.context.setdefault("avg_bus_bandwidth_gbps", m.group(1))
+                _busbw_of_rounded_rows(derived, run.cases)
                 return i + 1, zeros
             if "Out of bounds values" in s:
                 run.context["out_of_bounds"] = s.split(":", 1)[1].strip()
@@ -275,6 +277,7 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
             pos += len(names)
             try:
                 counters, time_s, _ = _group_counters(names, values)
+                _algbw_from_time(counters, size, time_s, run, derived)
                 err = ""
                 for kind in ("#wrong", "error"):
                     if kind in names:
@@ -311,6 +314,36 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
         lines[-1] if lines else "",
     )
 
+
+
+def _algbw_from_time(counters: dict, size: int, time_s: float | None, run, derived: list[dict]) -> None:
+    """An algbw printed as 0.00 (two decimals in GB/s) becomes nccl-tests' own algbw, size / time,
+    from the printed time: a zero is no link's bandwidth. Counted in the context."""
+    if counters.get("algbw") != 0 or time_s is None or not time_s > 0:
+        return
+    counters["algbw"] = size / time_s
+    derived.append(counters)
+    run.context["algbw_from_time_rows"] = str(int(run.context.get("algbw_from_time_rows", "0")) + 1)
+    run.context["algbw_from_time"] = (
+        "rows whose algbw was written as 0 (below 0.005 GB/s): algbw = size / time there, as nccl-tests computes "
+        "it, and busbw = algbw x the table's own busbw / algbw"
+    )
+
+
+def _busbw_of_rounded_rows(derived: list[dict], cases: list) -> None:
+    """busbw of the rows whose algbw and busbw were printed as 0.00: algbw times the table's own
+    busbw / algbw (a constant of the collective and the rank count in nccl-tests), read off its
+    largest row where both are printed."""
+    if not derived:
+        return
+    whole = [c.counters for c in cases if c.counters.get("algbw", 0) > 0 and c.counters.get("busbw", 0) > 0]
+    whole = [c for c in whole if not any(c is d for d in derived)]
+    if not whole:
+        return
+    ratio = whole[-1]["busbw"] / whole[-1]["algbw"]
+    for counters in derived:
+        if counters.get("busbw") == 0:
+            counters["busbw"] = counters["algbw"] * ratio
 
 def _finish(run, ranks, collective, algo_env, proto_env, config, zero_rows, seen):
     if ranks:
@@ -390,6 +423,7 @@ def read_json(path: Path, text: str) -> PeerRun:
                 str(d.get("device_info", "")),
             )
     algo = _algo_arg(env.get("NCCL_ALGO"))
+    derived: list[dict] = []  # rows whose algbw was written as 0
     seen: dict[str, int] = {}
     results = data["results"]
     if not isinstance(results, list):
@@ -408,7 +442,7 @@ def read_json(path: Path, text: str) -> PeerRun:
             if part is None:
                 continue
             if not isinstance(part, dict):
-                raise refuse(path, None, f"results[{k}].{key} to be an object")
+                raise refuse(path, None, f"results[{i}].{key} to be an object")
             name = case_name(
                 collective or "allreduce",
                 _placement(title, config["graph"]),
@@ -421,7 +455,7 @@ def read_json(path: Path, text: str) -> PeerRun:
             vals = {f: part.get(f) for f in ("time", "cpu_time", "alg_bw", "bus_bw")}
             nums = {f: (float("nan") if v == "nan" else v) for f, v in vals.items() if v is not None}
             if any(not isinstance(v, (int, float)) for v in nums.values()):
-                raise refuse(path, None, f"numbers in results[{k}].{key}")
+                raise refuse(path, None, f"numbers in results[{i}].{key}")
             err = ""
             nwrong = part.get("nwrong")
             if nwrong not in (None, "nan") and float(nwrong) != 0:
@@ -438,6 +472,8 @@ def read_json(path: Path, text: str) -> PeerRun:
             time_s = nums["time"] * 1e-6 if "time" in nums else None
             if not err and not all(math.isfinite(v) for v in counters.values()):
                 err = "nccl-tests wrote a non-finite bandwidth or time"
+            if not err:
+                _algbw_from_time(counters, int(r["size"]), time_s, run, derived)
             seen[name] = seen.get(name, 0) + 1
             run.cases.append(
                 PeerCase(
@@ -448,6 +484,7 @@ def read_json(path: Path, text: str) -> PeerRun:
                     iterations=r.get("actual_iterations") or config["iters"],
                 )
             )
+    _busbw_of_rounded_rows(derived, run.cases)
     avg = data.get("average_bus_bandwidth")
     if isinstance(avg, dict) and "bandwidth" in avg:
         run.context["avg_bus_bandwidth_gbps"] = str(avg["bandwidth"])

@@ -109,7 +109,9 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     df = load_table(paths)
     ok = plain(df[df["status"] == "ok"]) if not df.empty else df
     if ok.empty:
-        raise PlanError("the given runs hold no measured case")
+        errors = df[df["status"] == "error"]["message"].astype(str).tolist() if not df.empty else []
+        said = f" ({len(errors)} error(s), the first: {errors[0]})" if errors else ""
+        raise PlanError("the given runs hold no measured case" + said)
     cards = sorted(ok["card"].unique())
     if len(cards) != 1:
         raise PlanError(f"the given runs hold several cards ({', '.join(cards)}): plan one card at a time")

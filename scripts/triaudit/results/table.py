@@ -25,6 +25,7 @@ import pandas as pd
 
 from triaudit.results.categorical import recode
 from triaudit.results.columns import METRIC_COLS, TEXT_COLS
+from triaudit.results.plausible import implausible_cases
 from triaudit.results.reading import Reading
 from triaudit.results.runs import gpu_identity, read_run
 
@@ -218,31 +219,55 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
     for c in BASE_COLUMNS + ["run_dir", "complete"]:
         if c not in df.columns:
             df[c] = pd.Series(dtype="float64" if c in _NUMERIC else "object")
-    if conflicts:
-        pair = pd.Series(list(zip(df["file"], df["case"])), index=df.index)
-        hit = pair.isin(conflicts)
-        first = hit & ~pair.duplicated()
-        df = df[~hit | first].copy()
-        fixed = pair[df.index]
-        messages = [conflicts[k] for k in fixed[first[df.index]]]
-        for col, v in (("metric", [""]), ("status", ["error"]), ("message", messages)):
-            df[col] = df[col].cat.add_categories(sorted(set(v) - set(df[col].cat.categories)))
-        for col, v in (
-            ("metric", ""),
-            ("median", math.nan),
-            ("min", math.nan),
-            ("max", math.nan),
-            ("spread_pct", math.nan),
-            ("reps", 0),
-            ("status", "error"),
-        ):
-            df.loc[first[df.index], col] = v
-        df.loc[first[df.index], "message"] = messages
-        df = df.reset_index(drop=True)
+    # A case two files of one run both report, and a figure no card can produce, become one
+    # error row each (results/plausible.py), never a number.
+    errors = dict(conflicts)
+    for key, why in implausible_cases(df, contexts).items():
+        errors.setdefault(key, why)
+    if errors:
+        df = _as_errors(df, errors)
     order = front + [c for c in df.columns if c not in front]
     if list(df.columns) != order:
         df = df[order]
     return ResultSet(df, contexts, runs, notes)
+
+
+def _as_errors(df: pd.DataFrame, errors: dict[tuple[str, str], str]) -> pd.DataFrame:
+    """The table with each (file, case) of `errors` as one error row carrying its message."""
+    # Only the rows of the files and cases named are paired up (a million-row table has a few).
+    near = np.flatnonzero(
+        df["file"].isin({f for f, _ in errors}).to_numpy() & df["case"].isin({c for _, c in errors}).to_numpy()
+    )
+    pairs = list(zip(df["file"].to_numpy()[near].astype(str), df["case"].to_numpy()[near].astype(str)))
+    hit = np.zeros(len(df), dtype=bool)
+    first = np.zeros(len(df), dtype=bool)
+    seen: set[tuple[str, str]] = set()
+    messages = []
+    for row, key in zip(near, pairs):
+        if key in errors:
+            hit[row] = True
+            if key not in seen:
+                seen.add(key)
+                first[row] = True
+                messages.append(errors[key])
+    keep = ~hit | first
+    df = df[keep].copy()
+    where = first[keep]
+    for col, v in (("metric", [""]), ("status", ["error"]), ("message", messages)):
+        if isinstance(df[col].dtype, pd.CategoricalDtype):
+            df[col] = df[col].cat.add_categories(sorted(set(v) - set(df[col].cat.categories)))
+    for col, value in (
+        ("metric", ""),
+        ("median", math.nan),
+        ("min", math.nan),
+        ("max", math.nan),
+        ("spread_pct", math.nan),
+        ("reps", 0),
+        ("status", "error"),
+    ):
+        df.loc[where, col] = value
+    df.loc[where, "message"] = messages
+    return df.reset_index(drop=True)
 
 
 def plain(frame: pd.DataFrame) -> pd.DataFrame:
