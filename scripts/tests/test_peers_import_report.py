@@ -269,3 +269,35 @@ def test_nvbandwidth_device_to_host_bidirectional_meets_the_d2h_counter(tmp_path
     assert d2h.iloc[0]["triaudit figure"] == "40.00 GB/s" and d2h.iloc[0]["check"] == "within 3 %"
     h2d = t[~t["peer case"].str.contains("measured:d2h")]
     assert h2d.iloc[0]["triaudit figure"] == "50.00 GB/s"
+
+
+def test_one_card_named_two_ways_by_two_tools_lands_in_one_column(tmp_path, capsys):
+    """nccl-tests printed the old driver's "A100-SXM4-40GB", nvbandwidth "NVIDIA A100-SXM4-40GB"."""
+    res = tmp_path / "results"
+    nccl = REAL / "nccl_tests_8xa100_sxm4_40gb_superbench_fixture.txt"
+    nvbw = REAL / "nvbandwidth_a100_sxm4_40gb_h2d_sm.txt"
+    assert cli.main(["import", "nccl-tests", str(nccl), "--results", str(res)]) in (0, 1)
+    assert cli.main(["import", "nvbandwidth", str(nvbw), "--results", str(res)]) in (0, 1)
+    assert [p.name for p in res.iterdir()] == ["nvidia-a100-sxm4-40gb"]
+    df = load_table([res])
+    assert set(df["card"].astype(str)) == {"NVIDIA A100-SXM4-40GB"}
+    capsys.readouterr()
+
+
+def test_a_card_that_contradicts_the_output_is_refused_without_force(tmp_path, capsys):
+    res = tmp_path / "results"
+    nvbw = REAL / "nvbandwidth_a100_sxm4_40gb_h2d_sm.txt"
+    assert cli.main(["import", "nvbandwidth", str(nvbw), "--card", "NVIDIA H200", "--results", str(res)]) == 2
+    err = capsys.readouterr().err
+    assert "--card 'NVIDIA H200', but the output names 'NVIDIA A100-SXM4-40GB'" in err and "--force" in err
+    assert not res.exists()
+    # The same name spelled the old way is no contradiction.
+    assert cli.main(["import", "nvbandwidth", str(nvbw), "--card", "A100-SXM4-40GB", "--results", str(res)]) in (0, 1)
+    assert cli.main(["import", "nvbandwidth", str(nvbw), "--card", "NVIDIA H200", "--force", "--results", str(res)]) in (
+        0,
+        1,
+    )
+    (run,) = (res / "nvidia-h200").iterdir()
+    rf = load_result(next(run.glob("nvbandwidth_*.json")))
+    assert rf.context["peer_gpu_name_in_output"] == "NVIDIA A100-SXM4-40GB"
+    assert "--force" in rf.context["gpu_name_from"]

@@ -8,6 +8,7 @@ from pathlib import Path
 from triaudit.commands.console import say
 from triaudit.commands.statistics import stat_args
 from triaudit.core.errors import TriauditError
+from triaudit.core.files import append_text
 
 
 def add_parser(sub) -> None:
@@ -32,7 +33,7 @@ def add_parser(sub) -> None:
     )
     c.add_argument("--allow-different", action="store_true", help="compare different GPU models, drivers or clocks")
     c.add_argument("--allow-incomplete", action="store_true", help="compare interrupted runs")
-    c.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    c.add_argument("--markdown", type=Path, help="also append the summary to this file (made if missing; e.g. $GITHUB_STEP_SUMMARY)")
     c.set_defaults(func=run)
 
 
@@ -59,7 +60,7 @@ def run(a) -> int:
         if a.markdown.resolve() in inputs:
             raise TriauditError(f"refusing to write over an input: {a.markdown}")
         try:
-            a.markdown.write_text(md + "\n", encoding="utf-8")
+            append_text(a.markdown, md + "\n")  # appended: GitHub's step summary collects every step's
         except OSError as exc:
             raise TriauditError(f"--markdown {a.markdown}: cannot be written: {exc.strerror or exc}") from None
     code = C.exit_code(result.table)

@@ -16,7 +16,10 @@ def add_parser(sub) -> None:
     )
     im.add_argument("tool", help="nccl-tests, nvbandwidth, babelstream or mamf-finder")
     im.add_argument("files", type=Path, nargs="+", help="the tool's output files (text or JSON/CSV as it wrote them)")
-    im.add_argument("--card", help="the GPU name as CUDA reports it, when the output does not say (or to override)")
+    im.add_argument("--card", help="the GPU name as CUDA reports it, when the output does not say")
+    im.add_argument(
+        "--force", action="store_true", help="file the output under --card even though it names another GPU"
+    )
     im.add_argument("--results", type=Path, required=True, help="results folder (the run goes into <results>/<card>/)")
     im.add_argument("--buffer-size", help="nvbandwidth's copy size (-b), which it does not print, e.g. 512MiB")
     im.set_defaults(func=run)
@@ -32,5 +35,5 @@ def _out(text: str, file=None) -> None:
 def run(a) -> int:
     from triaudit.peers.importer import run_import
 
-    command = "triaudit import " + " ".join([a.tool, *map(str, a.files)] + (["--card", a.card] if a.card else []))
-    return run_import(a.tool, a.files, a.results, a.card, a.buffer_size, command, out=_out)
+    given = [a.tool, *map(str, a.files)] + (["--card", a.card] if a.card else []) + (["--force"] if a.force else [])
+    return run_import(a.tool, a.files, a.results, a.card, a.buffer_size, "triaudit import " + " ".join(given), _out, a.force)

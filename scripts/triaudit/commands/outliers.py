@@ -7,6 +7,7 @@ from pathlib import Path
 
 from triaudit.commands.console import say
 from triaudit.core.errors import TriauditError
+from triaudit.core.files import append_text
 
 
 def run(a) -> int:
@@ -20,9 +21,9 @@ def run(a) -> int:
         if a.markdown.resolve() in inputs:
             raise TriauditError(f"refusing to write over an input: {a.markdown}")
         try:
-            a.markdown.write_text(md + "\n", encoding="utf-8")
+            append_text(a.markdown, md + "\n")  # appended: GitHub's step summary collects every step's
         except OSError as exc:
-            raise TriauditError(f"--markdown {a.markdown}: {exc.strerror or exc}") from None
+            raise TriauditError(f"--markdown {a.markdown}: cannot be written: {exc.strerror or exc}") from None
     say(md)
     return O.exit_code(j)
 
@@ -41,5 +42,5 @@ def add_parser(sub) -> None:
         help="how far below the group median counts (0.05 = 5 %%), beside the robust-spread test",
     )
     o.add_argument("--cases", default="", help="regular expression selecting cases")
-    o.add_argument("--markdown", type=Path, help="also write the summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    o.add_argument("--markdown", type=Path, help="also append the summary to this file (made if missing; e.g. $GITHUB_STEP_SUMMARY)")
     o.set_defaults(func=run)

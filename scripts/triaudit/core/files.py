@@ -28,9 +28,26 @@ def atomic_write(path: Path, data: bytes | str) -> None:
 
 
 def append_text(path: Path, text: str) -> None:
-    """Appends `text` to `path` (made if missing), as GitHub expects of $GITHUB_STEP_SUMMARY."""
+    """Appends `text` to `path` (made if missing) in one write, as GitHub expects of
+    $GITHUB_STEP_SUMMARY (several steps add to one summary); a blank line first when the file
+    already holds something, so two summaries do not run together."""
+    path = Path(path)
+    what = not_a_regular_file(path)
+    if what:
+        raise OSError(f"{path} is {what}, not a file")
+    before = path.stat().st_size if path.exists() else 0
     with open(path, "a", encoding="utf-8") as f:
-        f.write(text)
+        f.write(("\n" if before else "") + text)
+
+
+def inside_a_results_tree(folder: Path) -> Path | None:
+    """The run folder (one holding manifest.json) that `folder` is, or lies inside; None if none.
+    Outputs written there would be read back as results by report, compare and history."""
+    here = Path(folder).resolve()
+    for p in (here, *here.parents):
+        if (p / "manifest.json").is_file():
+            return p
+    return None
 
 
 def not_a_regular_file(path: Path) -> str:

@@ -241,6 +241,17 @@ def match_card(device_name: str) -> CardSpec | None:
     return None
 
 
+def canonical_gpu_name(name: str) -> str:
+    """One name per card, however a driver or a tool spelled it: spaces collapsed, and "NVIDIA "
+    in front of a known card's name that lacks it (old drivers report "A100-SXM4-40GB", new ones
+    "NVIDIA A100-SXM4-40GB"; nccl-tests and nvbandwidth print what the driver said). A card the
+    datasheets do not know keeps its name as given."""
+    n = " ".join(str(name or "").split())
+    if n and not n.upper().startswith("NVIDIA ") and match_card(n) is not None:
+        n = "NVIDIA " + n
+    return n
+
+
 def card_by_key(key: str) -> CardSpec:
     k = key.lower().strip()
     for c in CARDS:

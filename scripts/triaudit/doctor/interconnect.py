@@ -19,6 +19,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from triaudit.core.errors import TriauditError
+from triaudit.core.files import not_a_regular_file
 from triaudit.doctor import nccl_log as N
 from triaudit.doctor import topology as T
 
@@ -36,6 +37,9 @@ class InputError(TriauditError):
 
 
 def read_text(path: Path, flag: str) -> str:
+    what = not_a_regular_file(path)
+    if what:  # reading a FIFO would wait for a writer forever
+        raise InputError(f"{flag} {path}: {what}, not a file: save the dump to a file first")
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as e:

@@ -16,6 +16,7 @@ allowed, saying why.
 
 from __future__ import annotations
 
+import io
 import math
 import re
 import statistics
@@ -26,6 +27,8 @@ import pandas as pd
 
 from triaudit.core.errors import EXIT_FOUND as EXIT_REGRESSION
 from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
+from triaudit.core.files import atomic_write
+from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import stats
 from triaudit.results.counters import judged_counter
 from triaudit.results.gbench import load_result
@@ -150,6 +153,8 @@ def comparability(a: RunSamples, b: RunSamples) -> list[str]:
         ("memory_clock_mhz", "memory clock"),
     ):
         va, vb = a.context.get(key), b.context.get(key)
+        if key == "gpu_name" and va and vb:
+            va, vb = canonical_gpu_name(str(va)), canonical_gpu_name(str(vb))
         if va != vb:
             problems.append(f"{what} differs: {va!r} vs {vb!r}")
     return problems
@@ -390,7 +395,9 @@ def history(
         raise CompareError("history needs at least two runs")
     cards: dict[str, list[str]] = {}
     for r in loaded:
-        cards.setdefault(str(r.context.get("gpu_name", "no GPU")), []).append(Path(r.label).name)
+        cards.setdefault(canonical_gpu_name(str(r.context.get("gpu_name", ""))) or "no GPU", []).append(
+            Path(r.label).name
+        )
     if len(cards) > 1:
         raise CompareError(
             "history follows one card; these runs hold "
@@ -463,7 +470,10 @@ def history(
     fig.suptitle("triaudit history (median and range per run; red: slower than the run before)")
     fig.set_layout_engine("tight")  # laid out as it is drawn
     path = out / "history.png"
-    fig.savefig(path, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
-    table.to_csv(out / "history.csv", index=False)
+    # Each file whole or not at all: an interrupt leaves the previous history.png as it was.
+    atomic_write(path, png.getvalue())
+    atomic_write(out / "history.csv", table.to_csv(index=False))
     return [path, out / "history.csv"], table

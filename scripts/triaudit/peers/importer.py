@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from triaudit.core.files import not_a_regular_file
 from triaudit.peers import babelstream, mamf, nccl_tests, nvbandwidth, writer
 from triaudit.peers.model import PeerFormatError, PeerRun
 
@@ -41,6 +42,9 @@ def parse_size(text: str) -> int:
 
 
 def read_file(tool: str, path: Path, buffer_bytes: int | None = None) -> tuple[PeerRun, bytes]:
+    what = not_a_regular_file(path)
+    if what:  # reading a FIFO would wait for a writer forever
+        raise PeerFormatError(f"{path}: {what}, not a file: save the tool's output to a file first")
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -65,6 +69,7 @@ def run_import(
     buffer_size: str | None = None,
     command: str = "triaudit import",
     out=print,
+    force: bool = False,
 ) -> int:
     tool = ALIASES.get(tool, tool)
     if tool not in READERS:
@@ -76,7 +81,7 @@ def run_import(
             raise ValueError("--buffer-size is for nvbandwidth only (the other tools print their sizes)")
         pairs = [read_file(tool, Path(f), buffer_bytes) for f in files]
         runs = [r for r, _ in pairs]
-        folder = writer.write_run(runs, [raw for _, raw in pairs], results, card, command)
+        folder = writer.write_run(runs, [raw for _, raw in pairs], results, card, command, force)
     except (PeerFormatError, ValueError) as exc:
         out(f"triaudit import: {exc}", file=sys.stderr)
         return 2

@@ -17,26 +17,37 @@ import re
 from pathlib import Path
 
 from triaudit.core.names import slug
+from triaudit.core.specs import canonical_gpu_name
 from triaudit.peers.model import PeerFormatError, PeerRun
 
 SCHEMA = "1"
 
 
-def choose_card(runs: list[PeerRun], card: str | None) -> str:
-    """The GPU name the run folder is filed under: --card, else the one every file names."""
+def choose_card(runs: list[PeerRun], card: str | None, force: bool = False) -> str:
+    """The GPU name the run folder is filed under: --card, else the one every file names (both in
+    their canonical spelling, core/specs.canonical_gpu_name). A --card that contradicts the GPU an
+    output names is refused unless `force`: filing an H100's output under an H200 would put
+    another card's figures in its column."""
     if card:
-        return card
+        wanted = canonical_gpu_name(card)
+        named = sorted({canonical_gpu_name(r.gpu_name) for r in runs if r.gpu_name})
+        other = [n for n in named if n != wanted]
+        if other and not force:
+            raise PeerFormatError(
+                f"--card {card!r}, but the output names {', '.join(repr(n) for n in other)}: leave --card out to "
+                "file it under the GPU it names, or pass --force to file it under --card anyway"
+            )
+        return wanted
     missing = [str(r.source) for r in runs if not r.gpu_name]
     if missing:
         raise PeerFormatError(
             f"{missing[0]}: the output does not name its GPU (or names several): pass --card NAME "
             "(the GPU name as CUDA reports it, e.g. 'NVIDIA H200')"
         )
-    names = sorted({r.gpu_name for r in runs})
+    names = sorted({canonical_gpu_name(r.gpu_name) for r in runs})
     if len(names) > 1:
         raise PeerFormatError("the files are from different GPUs (" + ", ".join(names) + "): import them separately")
     return names[0]
-
 
 def _entry(tool: str, case) -> dict:
     name = f"peer/{tool}/{case.name}"
@@ -78,9 +89,11 @@ def _context(run: PeerRun, card: str, sha: str, command: str) -> dict:
     }
     if run.version:
         ctx["peer_tool_version"] = run.version
-    if run.gpu_name and run.gpu_name != card:
+    if run.gpu_name and canonical_gpu_name(run.gpu_name) != card:
         ctx["peer_gpu_name_in_output"] = run.gpu_name
-        ctx["gpu_name_from"] = "--card"
+        ctx["gpu_name_from"] = "--card --force (the output names another GPU)"
+    elif run.gpu_name and run.gpu_name != card:
+        ctx["peer_gpu_name_in_output"] = run.gpu_name
     elif not run.gpu_name:
         ctx["gpu_name_from"] = "--card (the output does not name its GPU)"
     for k, v in run.context.items():
@@ -100,8 +113,10 @@ def _new_folder(parent: Path, name: str) -> Path:
             k += 1
 
 
-def write_run(runs: list[PeerRun], texts: list[bytes], results: Path, card: str | None, command: str) -> Path:
-    gpu = choose_card(runs, card)
+def write_run(
+    runs: list[PeerRun], texts: list[bytes], results: Path, card: str | None, command: str, force: bool = False
+) -> Path:
+    gpu = choose_card(runs, card, force)
     tool = runs[0].tool
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     folder = _new_folder(Path(results) / slug(gpu), f"{stamp}-import-{tool}")

@@ -22,6 +22,7 @@ import math
 from pathlib import Path
 
 from triaudit.core.errors import TriauditError
+from triaudit.core.files import atomic_write, inside_a_results_tree
 from triaudit.results import runs as R
 from triaudit.results.counters import DISPLAY, JUDGED
 from triaudit.results.gbench import SCHEMA_VERSION
@@ -133,10 +134,16 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
     for path in files:
         if path.resolve() in inputs:
             raise ExportError(f"refusing to write {path}: it is one of the inputs")
+    run_folder = inside_a_results_tree(out)
+    if run_folder is not None:
+        raise ExportError(
+            f"--out {out}: inside the run folder {run_folder}; report, compare and history would read "
+            "the export as a result there: choose a folder outside the results"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for path, doc in files.items():
-            path.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        for path, doc in files.items():  # each file whole or not at all
+            atomic_write(path, json.dumps(doc, indent=1, allow_nan=False) + "\n")
     except OSError as e:
         raise ExportError(f"--out {out}: cannot be written: {e.strerror or e}") from e
     said.append(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} from {card}, run {run}")

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from triaudit.core.files import not_a_regular_file
 from triaudit.results.columns import file_columns
 from triaudit.results.gbench import LoadError, read_json
 
@@ -58,6 +59,8 @@ def scan_paths(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
             add(p)
         elif p.is_symlink():
             raise LoadError(f"{p}: {_why_unreadable(p)}")
+        elif not_a_regular_file(p):
+            raise LoadError(f"{p}: {not_a_regular_file(p)}, not a result file")
         else:
             raise LoadError(f"{p}: no such file or directory")
     return out, skipped

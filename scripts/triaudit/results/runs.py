@@ -61,7 +61,10 @@ def read_run(run_dir: Path, contexts: list[dict]) -> RunInfo:
             manifest = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(manifest, dict):
                 raise ValueError("not an object")
-            complete = bool(manifest.get("complete", True))
+            value = manifest.get("complete", True)
+            if type(value) is not bool:  # "false" (a string) is true to bool(): say what it is instead
+                raise ValueError(f'"complete" is {json.dumps(value)}, not true or false')
+            complete = value
         except (OSError, ValueError) as e:
             manifest, complete = {}, False
             note = f"{path}: unreadable ({e}); the run is treated as incomplete"

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from triaudit.core.specs import canonical_gpu_name
 from triaudit.results.categorical import recode
 from triaudit.results.columns import METRIC_COLS, TEXT_COLS
 from triaudit.results.plausible import implausible_cases
@@ -68,7 +69,7 @@ class ResultSet:
 def card_of(context: dict) -> str:
     if str(context.get("gpu_available", "")).lower() == "false":
         return "no GPU"
-    return str(context.get("gpu_name") or "unknown card")
+    return canonical_gpu_name(str(context.get("gpu_name") or "")) or "unknown card"
 
 
 @cache

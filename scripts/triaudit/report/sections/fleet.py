@@ -31,7 +31,9 @@ def strip_figure(per: pd.DataFrame, model: str, driver: str, threshold: float):
     """One dot per GPU and case at its throughput relative to the group median; outliers red, named."""
 
     plt = pyplot()
-    g = per[(per["model"] == model) & (per["driver"] == driver)].copy()
+    g = per[(per["model"] == model) & (per["driver"] == driver)]
+    # A group median of zero has no relative figure (and divided, warned on every report).
+    g = g[g["group_median"] > 0].copy()
     g["relative"] = g["throughput"] / g["group_median"] * 100
     spread = g.groupby("case")["relative"].agg(lambda s: s.max() - s.min())
     flagged = set(g.loc[g["outlier"], "case"])
