@@ -228,7 +228,8 @@ class AllreduceCase {
       kernels::count_allreduce_wrong(buf_[i].recv.data(), t_.type, n_, world_, buf_[i].wrong.data(), *ranks[i].stream);
       TRIAUDIT_CUDA_LAUNCH();
       unsigned long long here = 0;
-      TRIAUDIT_CUDA(cudaMemcpyAsync(&here, buf_[i].wrong.data(), sizeof here, cudaMemcpyDeviceToHost, *ranks[i].stream));
+      TRIAUDIT_CUDA(
+          cudaMemcpyAsync(&here, buf_[i].wrong.data(), sizeof here, cudaMemcpyDeviceToHost, *ranks[i].stream));
       TRIAUDIT_CUDA(cudaStreamSynchronize(*ranks[i].stream));
       wrong += here;
     }
@@ -384,8 +385,7 @@ void allreduce_case(benchmark::State& state, const CaseSpec& c) {
   Agreement agree(mpi_build());
   agree.on_broken([](const std::string& why) { AllreduceWorld::abort_if_alive("another rank: " + why); });
   agree.broken_probe([] { return AllreduceWorld::broken(); });
-  const CaseOutcome out = run_guarded_outcome(
-      state, [&] { AllreduceCase(c, agree).run(state); }, !mpi_build());
+  const CaseOutcome out = run_guarded_outcome(state, [&] { AllreduceCase(c, agree).run(state); }, !mpi_build());
   report_outcome(state, out);
 }
 
