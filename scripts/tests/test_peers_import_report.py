@@ -293,7 +293,9 @@ def test_a_card_that_contradicts_the_output_is_refused_without_force(tmp_path, c
     assert not res.exists()
     # The same name spelled the old way is no contradiction.
     assert cli.main(["import", "nvbandwidth", str(nvbw), "--card", "A100-SXM4-40GB", "--results", str(res)]) in (0, 1)
-    assert cli.main(["import", "nvbandwidth", str(nvbw), "--card", "NVIDIA H200", "--force", "--results", str(res)]) in (
+    assert cli.main(
+        ["import", "nvbandwidth", str(nvbw), "--card", "NVIDIA H200", "--force", "--results", str(res)]
+    ) in (
         0,
         1,
     )

@@ -80,7 +80,9 @@ def test_an_interrupted_export_leaves_no_part(tmp_path, monkeypatch, capsys):
 
 
 def test_an_interrupted_history_keeps_the_previous_files(tmp_path, monkeypatch, capsys):
-    runs = [_run(tmp_path, f"2026010{i}T000000Z-host", {GEMM: (1e-3 * (1 + 0.01 * i), {"flops": 1e15})}) for i in (1, 2, 3)]
+    runs = [
+        _run(tmp_path, f"2026010{i}T000000Z-host", {GEMM: (1e-3 * (1 + 0.01 * i), {"flops": 1e15})}) for i in (1, 2, 3)
+    ]
     out = tmp_path / "history"
     assert cli.main(["history", *map(str, runs), "--out", str(out)]) in (0, 1)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -121,7 +123,7 @@ def test_a_fifo_given_as_an_input_is_refused_by_name(tmp_path, capsys, command):
 @pytest.mark.parametrize("value", ['"false"', '"true"', "0", "null"])
 def test_a_manifest_whose_complete_is_not_a_boolean_is_an_incomplete_run(tmp_path, capsys, value):
     base, _ = _two_runs(tmp_path)
-    (base / "manifest.json").write_text('{"complete": %s}' % value)
+    (base / "manifest.json").write_text('{"complete": ' + value + "}")
     assert cli.main(["report", str(base), "--out", str(tmp_path / "rep")]) == 0
     out = capsys.readouterr()
     said = out.out + out.err + (tmp_path / "rep" / "report.md").read_text()

@@ -33,7 +33,11 @@ def add_parser(sub) -> None:
     )
     c.add_argument("--allow-different", action="store_true", help="compare different GPU models, drivers or clocks")
     c.add_argument("--allow-incomplete", action="store_true", help="compare interrupted runs")
-    c.add_argument("--markdown", type=Path, help="also append the summary to this file (made if missing; e.g. $GITHUB_STEP_SUMMARY)")
+    c.add_argument(
+        "--markdown",
+        type=Path,
+        help="also append the summary to this file (made if missing; e.g. $GITHUB_STEP_SUMMARY)",
+    )
     c.set_defaults(func=run)
 
 

@@ -36,4 +36,6 @@ def run(a) -> int:
     from triaudit.peers.importer import run_import
 
     given = [a.tool, *map(str, a.files)] + (["--card", a.card] if a.card else []) + (["--force"] if a.force else [])
-    return run_import(a.tool, a.files, a.results, a.card, a.buffer_size, "triaudit import " + " ".join(given), _out, a.force)
+    return run_import(
+        a.tool, a.files, a.results, a.card, a.buffer_size, "triaudit import " + " ".join(given), _out, a.force
+    )

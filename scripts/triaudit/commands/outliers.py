@@ -42,5 +42,9 @@ def add_parser(sub) -> None:
         help="how far below the group median counts (0.05 = 5 %%), beside the robust-spread test",
     )
     o.add_argument("--cases", default="", help="regular expression selecting cases")
-    o.add_argument("--markdown", type=Path, help="also append the summary to this file (made if missing; e.g. $GITHUB_STEP_SUMMARY)")
+    o.add_argument(
+        "--markdown",
+        type=Path,
+        help="also append the summary to this file (made if missing; e.g. $GITHUB_STEP_SUMMARY)",
+    )
     o.set_defaults(func=run)

@@ -315,7 +315,6 @@ def _read_rows(run, lines, i, path, lead, groups, titles, has_ts, collective, co
     )
 
 
-
 def _algbw_from_time(counters: dict, size: int, time_s: float | None, run, derived: list[dict]) -> None:
     """An algbw printed as 0.00 (two decimals in GB/s) becomes nccl-tests' own algbw, size / time,
     from the printed time: a zero is no link's bandwidth. Counted in the context."""
@@ -344,6 +343,7 @@ def _busbw_of_rounded_rows(derived: list[dict], cases: list) -> None:
     for counters in derived:
         if counters.get("busbw") == 0:
             counters["busbw"] = counters["algbw"] * ratio
+
 
 def _finish(run, ranks, collective, algo_env, proto_env, config, zero_rows, seen):
     if ranks:

@@ -49,6 +49,7 @@ def choose_card(runs: list[PeerRun], card: str | None, force: bool = False) -> s
         raise PeerFormatError("the files are from different GPUs (" + ", ".join(names) + "): import them separately")
     return names[0]
 
+
 def _entry(tool: str, case) -> dict:
     name = f"peer/{tool}/{case.name}"
     e = {
