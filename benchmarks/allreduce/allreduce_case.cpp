@@ -135,6 +135,7 @@ class AllreduceCase {
       world_ = c_.gpus > 0 ? c_.gpus : w_->info().ranks;
       for (std::size_t i = 0; i < ranks.size(); ++i)
         if (comms_[i] != nullptr) active_.push_back(i);
+      for (std::size_t i : active_) watch_case_device(ranks[i].device);  // their error counters (health.hpp)
       for (std::size_t i : active_) {
         TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
         std::size_t free_b = 0, total_b = 0;

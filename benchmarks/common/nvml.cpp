@@ -1,81 +1,101 @@
 #include "nvml.hpp"
 
+#include "nvml_abi.hpp"
+
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <mutex>
 
 namespace triaudit {
+
+namespace nvml_abi {
+const char* const kReturnName[kReturnNames] = {"SUCCESS",
+                                               "UNINITIALIZED",
+                                               "INVALID_ARGUMENT",
+                                               "NOT_SUPPORTED",
+                                               "NO_PERMISSION",
+                                               "ALREADY_INITIALIZED",
+                                               "NOT_FOUND",
+                                               "INSUFFICIENT_SIZE",
+                                               "INSUFFICIENT_POWER",
+                                               "DRIVER_NOT_LOADED",
+                                               "TIMEOUT",
+                                               "IRQ_ISSUE",
+                                               "LIBRARY_NOT_FOUND",
+                                               "FUNCTION_NOT_FOUND",
+                                               "CORRUPTED_INFOROM",
+                                               "GPU_IS_LOST",
+                                               "RESET_REQUIRED",
+                                               "OPERATING_SYSTEM",
+                                               "LIB_RM_VERSION_MISMATCH",
+                                               "IN_USE",
+                                               "MEMORY",
+                                               "NO_DATA",
+                                               "VGPU_ECC_NOT_SUPPORTED",
+                                               "INSUFFICIENT_RESOURCES",
+                                               "FREQ_NOT_SUPPORTED",
+                                               "ARGUMENT_VERSION_MISMATCH",
+                                               "DEPRECATED",
+                                               "NOT_READY",
+                                               "GPU_NOT_FOUND",
+                                               "INVALID_STATE",
+                                               "RESET_TYPE_NOT_SUPPORTED"};
+}  // namespace nvml_abi
+
 namespace {
 
-// The few NVML declarations we use, spelled out so no nvml.h is needed at build time.
-using nvmlReturn_t = int;
-using nvmlDevice_t = void*;
-constexpr nvmlReturn_t kNvmlSuccess = 0;
-constexpr int kNvmlClockSm = 1;
-constexpr nvmlReturn_t kNvmlNotSupported = 3;
-// nvmlPciInfo_t (nvml.h, the _v2/_v3 functions' layout).
-struct NvmlPciInfo {
-  char bus_id_legacy[16];
-  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
-  char bus_id[32];
-};
+using namespace nvml_abi;
+using nvmlReturn_t = Return;
+using nvmlDevice_t = Device;
+constexpr nvmlReturn_t kNvmlSuccess = kSuccess;
+constexpr int kNvmlClockSm = kClockSm;
+constexpr nvmlReturn_t kNvmlNotSupported = kNotSupported;
+using NvmlPciInfo = PciInfo;
 
 struct NvmlApi {
   bool loaded = false;
   std::string status = "not loaded";
-  const char* (*error_string)(nvmlReturn_t) = nullptr;
-  nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*by_uuid)(const char*, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
-  nvmlReturn_t (*gen_cur)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*gen_max)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*width_cur)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*width_max)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*driver)(char*, unsigned) = nullptr;
-  nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int*) = nullptr;
-  nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
-  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*limit_enforced)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*limit_default)(nvmlDevice_t, unsigned*) = nullptr;
-  nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*) = nullptr;
-  nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, NvmlPciInfo*) = nullptr;
-  nvmlReturn_t (*nvlink_remote_type)(nvmlDevice_t, unsigned, int*) = nullptr;
-  nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
-  nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
-  nvmlReturn_t (*cpu_affinity)(nvmlDevice_t, unsigned, unsigned long*) = nullptr;
+  std::string library = "libnvidia-ml.so.1";
+  ErrorStringFn error_string = nullptr;
+  HandleByStringFn by_pci = nullptr;
+  HandleByStringFn by_uuid = nullptr;
+  ClockFn clock = nullptr;
+  ClockFn max_clock = nullptr;
+  ReasonsFn reasons = nullptr;
+  UnsignedFn gen_cur = nullptr;
+  UnsignedFn gen_max = nullptr;
+  UnsignedFn width_cur = nullptr;
+  UnsignedFn width_max = nullptr;
+  DriverVersionFn driver = nullptr;
+  NvLinkStateFn nvlink_state = nullptr;
+  EnergyFn energy = nullptr;
+  UnsignedFn power = nullptr;
+  UnsignedFn limit_enforced = nullptr;
+  UnsignedFn limit_default = nullptr;
+  TemperatureFn temperature = nullptr;     // deprecated in NVML 13: the fallback
+  TemperatureVFn temperature_v = nullptr;  // NVML 12.x drivers and newer
+  NvLinkRemotePciFn nvlink_remote_pci = nullptr;
+  NvLinkRemoteTypeFn nvlink_remote_type = nullptr;
+  P2PStatusFn p2p_status = nullptr;
+  CommonAncestorFn common_ancestor = nullptr;
+  CpuAffinityFn cpu_affinity = nullptr;
+  TotalEccErrorsFn ecc_errors = nullptr;
+  RemappedRowsFn remapped_rows = nullptr;
+  RetiredPagesFn retired_pages = nullptr;
+  NvLinkErrorCounterFn nvlink_errors = nullptr;
+  UnsignedFn pcie_replays = nullptr;
+  EventSetCreateFn event_set_create = nullptr;
+  RegisterEventsFn register_events = nullptr;
+  EventSetWaitFn event_set_wait = nullptr;
+  EventSetFreeFn event_set_free = nullptr;
 };
 
 // nvmlReturn_t codes by their names in nvml.h (NVML_ERROR_<name>), so messages say what a user can
 // look up: "unknown (NVML: NOT_SUPPORTED)".
 std::string return_name(nvmlReturn_t r) {
-  static const char* const names[] = {"SUCCESS",
-                                      "UNINITIALIZED",
-                                      "INVALID_ARGUMENT",
-                                      "NOT_SUPPORTED",
-                                      "NO_PERMISSION",
-                                      "ALREADY_INITIALIZED",
-                                      "NOT_FOUND",
-                                      "INSUFFICIENT_SIZE",
-                                      "INSUFFICIENT_POWER",
-                                      "DRIVER_NOT_LOADED",
-                                      "TIMEOUT",
-                                      "IRQ_ISSUE",
-                                      "LIBRARY_NOT_FOUND",
-                                      "FUNCTION_NOT_FOUND",
-                                      "CORRUPTED_INFOROM",
-                                      "GPU_IS_LOST",
-                                      "RESET_REQUIRED",
-                                      "OPERATING_SYSTEM",
-                                      "LIB_RM_VERSION_MISMATCH",
-                                      "IN_USE",
-                                      "MEMORY",
-                                      "NO_DATA",
-                                      "VGPU_ECC_NOT_SUPPORTED",
-                                      "INSUFFICIENT_RESOURCES"};
-  if (r >= 0 && r < static_cast<nvmlReturn_t>(sizeof names / sizeof names[0])) return names[r];
-  if (r == 999) return "UNKNOWN";
+  if (r >= 0 && r < kReturnNames) return kReturnName[r];
+  if (r == kUnknown) return "UNKNOWN";
   return "error " + std::to_string(r);
 }
 
@@ -88,12 +108,15 @@ const NvmlApi& api() {
   static NvmlApi a;
   static std::once_flag once;
   std::call_once(once, [] {
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    // TRIAUDIT_NVML_LIBRARY names another library: the tests' NVML double (tests/doubles), never
+    // set in a measurement (the context records the library that was loaded).
+    if (const char* other = std::getenv("TRIAUDIT_NVML_LIBRARY"); other != nullptr && *other != '\0') a.library = other;
+    void* lib = dlopen(a.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (lib == nullptr) {
-      a.status = "libnvidia-ml.so.1 not found";
+      a.status = a.library + " not found";
       return;
     }
-    nvmlReturn_t (*init)() = nullptr;
+    InitFn init = nullptr;
     bind(lib, "nvmlInit_v2", init);
     bind(lib, "nvmlErrorString", a.error_string);
     bind(lib, "nvmlDeviceGetHandleByPciBusId_v2", a.by_pci);
@@ -113,6 +136,16 @@ const NvmlApi& api() {
     bind(lib, "nvmlDeviceGetEnforcedPowerLimit", a.limit_enforced);
     bind(lib, "nvmlDeviceGetPowerManagementDefaultLimit", a.limit_default);
     bind(lib, "nvmlDeviceGetTemperature", a.temperature);
+    bind(lib, "nvmlDeviceGetTemperatureV", a.temperature_v);
+    bind(lib, "nvmlDeviceGetTotalEccErrors", a.ecc_errors);
+    bind(lib, "nvmlDeviceGetRemappedRows", a.remapped_rows);
+    bind(lib, "nvmlDeviceGetRetiredPages", a.retired_pages);
+    bind(lib, "nvmlDeviceGetNvLinkErrorCounter", a.nvlink_errors);
+    bind(lib, "nvmlDeviceGetPcieReplayCounter", a.pcie_replays);
+    bind(lib, "nvmlEventSetCreate", a.event_set_create);
+    bind(lib, "nvmlDeviceRegisterEvents", a.register_events);
+    bind(lib, "nvmlEventSetWait_v2", a.event_set_wait);
+    bind(lib, "nvmlEventSetFree", a.event_set_free);
     bind(lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2", a.nvlink_remote_pci);
     bind(lib, "nvmlDeviceGetNvLinkRemoteDeviceType", a.nvlink_remote_type);
     bind(lib, "nvmlDeviceGetP2PStatus", a.p2p_status);
@@ -206,8 +239,28 @@ std::optional<unsigned> NvmlDevice::power_limit_enforced_mw() const {
 std::optional<unsigned> NvmlDevice::power_limit_default_mw() const {
   return read_unsigned(api().limit_default, handle_);
 }
+namespace {
+// The GPU die's temperature: nvmlDeviceGetTemperatureV where the driver has it (the call NVML 13
+// keeps), else the deprecated nvmlDeviceGetTemperature.
+nvmlReturn_t read_temperature(void* handle, unsigned* out) {
+  const NvmlApi& a = api();
+  if (a.temperature_v != nullptr) {
+    TemperatureV1 t{};
+    t.version = kTemperatureV1;
+    t.sensor_type = kTemperatureGpu;
+    const nvmlReturn_t r = a.temperature_v(handle, &t);
+    if (r == kNvmlSuccess) *out = t.temperature < 0 ? 0u : static_cast<unsigned>(t.temperature);
+    if (r != kFunctionNotFound) return r;
+  }
+  if (a.temperature != nullptr) return a.temperature(handle, kTemperatureGpu, out);
+  return -1;  // neither function: FUNCTION_NOT_FOUND in the caller's words
+}
+}  // namespace
+
 std::optional<unsigned> NvmlDevice::temperature_c() const {
-  return read_clock(api().temperature, handle_, 0);  // NVML_TEMPERATURE_GPU
+  unsigned v = 0;
+  if (handle_ == nullptr || read_temperature(handle_, &v) != kNvmlSuccess) return std::nullopt;
+  return v;
 }
 
 std::string NvmlDevice::why_unreadable(const char* what) const {
@@ -219,7 +272,7 @@ std::string NvmlDevice::why_unreadable(const char* what) const {
   if (w == "power" && a.power) r = a.power(handle_, &v);
   if (w == "power_limit" && a.limit_enforced) r = a.limit_enforced(handle_, &v);
   if (w == "power_limit_default" && a.limit_default) r = a.limit_default(handle_, &v);
-  if (w == "temperature" && a.temperature) r = a.temperature(handle_, 0, &v);
+  if (w == "temperature") r = read_temperature(handle_, &v);
   if (r == -1) return "unknown (NVML: FUNCTION_NOT_FOUND)";
   if (r == kNvmlSuccess) return "";
   return "unknown (NVML: " + return_name(r) + ")";
@@ -311,6 +364,102 @@ std::optional<std::vector<std::uint64_t>> NvmlDevice::cpu_affinity(std::string* 
   if (!nvml_call_ok(handle_ != nullptr, status_, a.cpu_affinity != nullptr, r, why)) return std::nullopt;
   static_assert(sizeof(unsigned long) == 8, "NVML's CPU masks are read as 64-bit words");
   return std::vector<std::uint64_t>(mask, mask + kWords);
+}
+
+std::string NvmlDevice::library() { return api().library; }
+
+std::optional<std::uint64_t> NvmlDevice::ecc_volatile(bool uncorrected, std::string* why) const {
+  const NvmlApi& a = api();
+  unsigned long long v = 0;
+  const nvmlReturn_t r =
+      handle_ && a.ecc_errors
+          ? a.ecc_errors(handle_, uncorrected ? kMemoryErrorUncorrected : kMemoryErrorCorrected, kVolatileEcc, &v)
+          : kNvmlSuccess;
+  if (!nvml_call_ok(handle_ != nullptr, status_, a.ecc_errors != nullptr, r, why)) return std::nullopt;
+  return static_cast<std::uint64_t>(v);
+}
+
+std::optional<NvmlDevice::RemappedRows> NvmlDevice::remapped_rows(std::string* why) const {
+  const NvmlApi& a = api();
+  unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+  const nvmlReturn_t r =
+      handle_ && a.remapped_rows ? a.remapped_rows(handle_, &corr, &unc, &pending, &failure) : kNvmlSuccess;
+  if (!nvml_call_ok(handle_ != nullptr, status_, a.remapped_rows != nullptr, r, why)) return std::nullopt;
+  return RemappedRows{corr, unc, pending != 0, failure != 0};
+}
+
+std::optional<unsigned> NvmlDevice::retired_pages(bool double_bit, std::string* why) const {
+  const NvmlApi& a = api();
+  unsigned count = 0;  // a buffer of 0 entries: NVML answers the count (INSUFFICIENT_SIZE when > 0)
+  nvmlReturn_t r =
+      handle_ && a.retired_pages
+          ? a.retired_pages(handle_, double_bit ? kRetiredDoubleBit : kRetiredMultipleSingleBit, &count, nullptr)
+          : kNvmlSuccess;
+  if (r == kInsufficientSize) r = kNvmlSuccess;
+  if (!nvml_call_ok(handle_ != nullptr, status_, a.retired_pages != nullptr, r, why)) return std::nullopt;
+  return count;
+}
+
+std::optional<unsigned> NvmlDevice::pcie_replays(std::string* why) const {
+  const NvmlApi& a = api();
+  unsigned v = 0;
+  const nvmlReturn_t r = handle_ && a.pcie_replays ? a.pcie_replays(handle_, &v) : kNvmlSuccess;
+  if (!nvml_call_ok(handle_ != nullptr, status_, a.pcie_replays != nullptr, r, why)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> NvmlDevice::nvlink_errors(int counter, std::string* why) const {
+  const NvmlApi& a = api();
+  if (!nvml_call_ok(handle_ != nullptr, status_, a.nvlink_errors != nullptr, kNvmlSuccess, why)) return std::nullopt;
+  std::uint64_t total = 0;
+  bool any = false;
+  nvmlReturn_t first_error = kNvmlSuccess;
+  for (unsigned link = 0; link < kNvLinkMax; ++link) {
+    unsigned long long v = 0;
+    const nvmlReturn_t r = a.nvlink_errors(handle_, link, counter, &v);
+    if (r != kNvmlSuccess) {
+      if (first_error == kNvmlSuccess) first_error = r;
+      continue;
+    }
+    any = true;
+    total += v;
+  }
+  if (!any) {
+    if (why != nullptr) *why = return_name(first_error == kNvmlSuccess ? kNotSupported : first_error);
+    return std::nullopt;
+  }
+  return total;
+}
+
+std::optional<std::vector<unsigned long long>> NvmlDevice::drain_xids(std::string* why) {
+  const NvmlApi& a = api();
+  const bool have = a.event_set_create && a.register_events && a.event_set_wait && a.event_set_free;
+  if (!nvml_call_ok(handle_ != nullptr, status_, have, kNvmlSuccess, why)) return std::nullopt;
+  if (!xid_events_ && xid_why_.empty()) {
+    EventSet set = nullptr;
+    nvmlReturn_t r = a.event_set_create(&set);
+    if (r == kNvmlSuccess) {
+      r = a.register_events(handle_, kEventXidCritical, set);
+      if (r == kNvmlSuccess) {
+        auto free_set = a.event_set_free;
+        xid_events_ = std::shared_ptr<void>(set, [free_set](void* s) { free_set(s); });
+      } else {
+        a.event_set_free(set);
+      }
+    }
+    if (r != kNvmlSuccess) xid_why_ = return_name(r);
+  }
+  if (!xid_events_) {
+    if (why != nullptr) *why = xid_why_;
+    return std::nullopt;
+  }
+  std::vector<unsigned long long> xids;
+  for (int i = 0; i < 1000; ++i) {  // a bound: a storm of events must not hold the case forever
+    EventData e{};
+    if (a.event_set_wait(xid_events_.get(), &e, 0) != kNvmlSuccess) break;  // TIMEOUT: the queue is empty
+    if (e.event_type == kEventXidCritical) xids.push_back(e.event_data);
+  }
+  return xids;
 }
 
 }  // namespace triaudit

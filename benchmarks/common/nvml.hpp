@@ -2,6 +2,7 @@
 // build needs no NVML, and a machine without it still runs, reporting "unknown" fields.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,9 +55,32 @@ class NvmlDevice {
   // The CPUs close to the device (nvmlDeviceGetCpuAffinity) as 64-bit mask words, CPU c = bit c % 64 of word c / 64.
   std::optional<std::vector<std::uint64_t>> cpu_affinity(std::string* why) const;
 
+  // Hardware error counters (health.hpp reads them around every case). Each answers nullopt with
+  // NVML's reason in `why` (NOT_SUPPORTED on most GeForce boards) when it cannot.
+  // Volatile ECC error counts (since the driver loaded), corrected or uncorrected.
+  std::optional<std::uint64_t> ecc_volatile(bool uncorrected, std::string* why) const;
+  struct RemappedRows {
+    unsigned correctable = 0, uncorrectable = 0;
+    bool pending = false, failure = false;
+  };
+  // Row remapping (A100 and newer); older boards retire pages instead.
+  std::optional<RemappedRows> remapped_rows(std::string* why) const;
+  // Pages retired for multiple single-bit errors, or for a double-bit error (before A100).
+  std::optional<unsigned> retired_pages(bool double_bit, std::string* why) const;
+  std::optional<unsigned> pcie_replays(std::string* why) const;
+  // One NVLink error counter (nvml_abi::kNvLink*) summed over the links that answer.
+  std::optional<std::uint64_t> nvlink_errors(int counter, std::string* why) const;
+  // The XIDs of critical-error events since the previous call: the first call registers for
+  // them (NVML queues events in the set from then on), later calls drain the queue.
+  std::optional<std::vector<unsigned long long>> drain_xids(std::string* why);
+  // The library loaded (libnvidia-ml.so.1, or TRIAUDIT_NVML_LIBRARY's: the tests' double).
+  static std::string library();
+
  private:
   void* handle_ = nullptr;
   std::string status_;
+  std::shared_ptr<void> xid_events_;  // the event set, freed with the last copy
+  std::string xid_why_;               // why the set could not be made (once: not retried per case)
 };
 
 }  // namespace triaudit

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
+#include "health.hpp"
 #include "host_info.hpp"
 #include "measure.hpp"
 #include "result_file.hpp"
@@ -33,6 +35,7 @@ struct SuiteState {
   std::string context_lost;  // a case hit a sticky CUDA error: every later case fails with this
   std::unique_ptr<DeviceContext> context;
   std::atomic<int> failed{0};
+  std::map<int, std::unique_ptr<NvmlDevice>> other_nvml;  // GPUs besides --device that cases use
 };
 
 SuiteState& suite() {
@@ -104,7 +107,71 @@ std::string sticky_cuda_error() {  // every device in use: a p2p case drives two
   return found;
 }
 
+// The hardware error counters of the GPUs a case uses (health.hpp), read before and after each
+// call: --device's at the start, the others from when the case names them (watch_case_device).
+class CaseHealth {
+ public:
+  static CaseHealth*& active() {
+    static CaseHealth* watch = nullptr;
+    return watch;
+  }
+  CaseHealth() {
+    if (!suite().probe.available || !suite().context || !suite().context->nvml) return;
+    active() = this;
+    watch(static_cast<int>(suite().ordinal), *suite().context->nvml);
+  }
+  ~CaseHealth() {
+    if (active() == this) active() = nullptr;
+  }
+  CaseHealth(const CaseHealth&) = delete;
+  CaseHealth& operator=(const CaseHealth&) = delete;
+
+  void watch(int ordinal, NvmlDevice& nvml) {
+    for (const Watched& w : gpus_)
+      if (w.ordinal == ordinal) return;
+    gpus_.push_back({ordinal, &nvml, read_health(nvml)});
+  }
+
+  // After the case's body: the deltas as counters, what moved in the label, and the case made an
+  // error when a counter says its figure cannot be trusted (unless it failed already).
+  void finish(benchmark::State& state) {
+    if (active() == this) active() = nullptr;
+    if (gpus_.empty() || state.error_occurred()) return;
+    std::vector<GpuReadings> readings;
+    for (Watched& w : gpus_) readings.push_back({"GPU " + std::to_string(w.ordinal), w.before, read_health(*w.nvml)});
+    const HealthChange c = health_change(readings);
+    for (const auto& [k, v] : c.counters) state.counters[k] = v;
+    if (!c.moved.empty()) {
+      std::string said;
+      for (const std::string& m : c.moved) said += (said.empty() ? "" : ", ") + m;
+      append_label(state, "health: " + said + " during the case");
+    }
+    if (!c.failure.empty()) fail(state, c.failure);
+  }
+
+ private:
+  struct Watched {
+    int ordinal;
+    NvmlDevice* nvml;
+    HealthReading before;
+  };
+  std::vector<Watched> gpus_;
+};
+
 }  // namespace
+
+void watch_case_device(int ordinal) {
+  CaseHealth* watch = CaseHealth::active();
+  if (watch == nullptr) return;
+  if (ordinal == static_cast<int>(suite().ordinal)) return;  // watched from the start
+  std::unique_ptr<NvmlDevice>& nvml = suite().other_nvml[ordinal];
+  if (!nvml) {
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, ordinal) != cudaSuccess) return;
+    nvml = std::make_unique<NvmlDevice>(bus, std::string());
+  }
+  watch->watch(ordinal, *nvml);
+}
 
 const DeviceContext& device() {
   if (!suite().context) throw Error("no device context: device() called outside a benchmark body");
@@ -165,7 +232,9 @@ void require_free_memory(std::size_t bytes) {
 benchmark::internal::Benchmark* register_case(const std::string& name, std::function<void(benchmark::State&)> body) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [name, body](benchmark::State& st) {
     begin_case_call(name);
+    CaseHealth health;
     body(st);
+    health.finish(st);
   });
   b->UseManualTime()->Unit(benchmark::kMicrosecond);
   return b;
@@ -343,6 +412,10 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   if (s.probe.available) {
     for (const auto& [k, v] : device_context_entries(s.context->description)) benchmark::AddCustomContext(k, v);
     for (const auto& [k, v] : power_context_entries(*s.context->nvml)) benchmark::AddCustomContext(k, v);
+    // Which error counters this GPU has (a case's missing counter is "not supported", never 0);
+    // the first reading also registers for XID events.
+    benchmark::AddCustomContext("health_counters", health_support(read_health(*s.context->nvml)));
+    benchmark::AddCustomContext("nvml_library", NvmlDevice::library());
     const std::string& bus = s.context->description.pci_bus_id;
     benchmark::AddCustomContext("numa_binding", bind_numa == "on" ? bind_to_numa_node(gpu_numa_node(bus)) : "off");
     for (const auto& [k, v] : host_context_entries(bus)) benchmark::AddCustomContext(k, v);

@@ -74,6 +74,10 @@ struct CaseOutcome {
 // the body, which calls require_runnable() where it suits it (inside an MPI agreement).
 CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<void()>& body, bool preflight = true);
 void report_outcome(benchmark::State& state, const CaseOutcome& outcome);
+
+// A case that drives GPUs besides --device (a p2p pair, allreduce ranks) names them here, once it
+// knows them: their hardware error counters are read from now to the case's end (health.hpp).
+void watch_case_device(int ordinal);
 // Throws SkipCase / Error when the suite's checks say the case cannot run.
 void require_runnable();
 

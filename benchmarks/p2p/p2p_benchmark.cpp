@@ -172,6 +172,8 @@ void p2p_case(benchmark::State& state, const P2pCase& c) {
                          machine().pairs[a][b].access + "; --staged=on measures the copy through host memory");
       peers().hold(c.src, c.dst);
     }
+    watch_case_device(c.src);  // both GPUs' error counters over the case (health.hpp)
+    watch_case_device(c.dst);
     PairRunner& run = runner_for(c);
     run.poison();
     EnergyAccount& energy = pair_account(name);
