@@ -18,6 +18,7 @@ from pathlib import Path
 
 from triaudit.core.corners import EXECUTABLES
 from triaudit.doctor import fatbin
+from triaudit.doctor import health as health_mod
 from triaudit.doctor import interconnect as interconnect_check
 
 SMI_FIELDS = [
@@ -221,9 +222,11 @@ def diagnose(
     topo_file: Path | None = None,
     nccl_log: Path | None = None,
     run_nccl: bool = True,
+    health: tuple[str, str] | None = None,
 ) -> Report:
     """Everything doctor reports. The nvidia-smi outputs may be passed in (recorded descriptions);
-    topo_file / nccl_log are saved `nvidia-smi topo -m` / NCCL_DEBUG=INFO outputs (interconnect_check)."""
+    topo_file / nccl_log are saved `nvidia-smi topo -m` / NCCL_DEBUG=INFO outputs (interconnect_check);
+    health the outputs of doctor/health.py's two error-counter queries."""
     r = Report()
     r.sections["environment"] = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", "(unset)")}
     toolkit = _toolkit_version()
@@ -299,6 +302,15 @@ def diagnose(
     }
     compare_driver_runtime(driver_cuda, toolkit, r)
     r.gpus = [check_gpu(g, codes, r) for g in gpus]
+    if health is None and not recorded:
+        health = (_run(health_mod.HEALTH_QUERY)[1], _run(health_mod.REMAP_QUERY)[1])
+    if health is not None:
+        rows, problems, warnings = health_mod.judge(
+            *health, {str(g.get("index")): str(g.get("pci.bus_id", "")) for g in gpus}
+        )
+        r.sections["health"] = rows or {"nvidia-smi": "no error counters read"}
+        r.problems += problems
+        r.warnings += warnings
     procs = [p for p in (processes or "").strip().splitlines() if p.strip() and "No running" not in p]
     if procs:
         r.warnings.append(

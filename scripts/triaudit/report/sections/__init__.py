@@ -7,7 +7,20 @@ from __future__ import annotations
 
 from triaudit.report import frames as F
 from triaudit.report.section import Section
-from triaudit.report.sections import allreduce, cost, energy, fleet, gemm, launch, memcpy, p2p, peers, published, stream
+from triaudit.report.sections import (
+    allreduce,
+    cost,
+    energy,
+    fleet,
+    gemm,
+    health,
+    launch,
+    memcpy,
+    p2p,
+    peers,
+    published,
+    stream,
+)
 from triaudit.results.table import ResultSet
 
 
@@ -25,6 +38,7 @@ def all_sections(rs: ResultSet, prices=None) -> list[Section]:
     ]
     secs += p2p.sections(rs)  # GPU x GPU copy matrices, allreduce scaling over GPU counts
     secs.append(energy.energy_section(rs))  # burst vs sustained, power, perf per watt
+    secs.append(health.health_section(rs))  # hardware error counters over the run
     secs += [cost.cost_section(rs, prices)] if prices is not None else []  # report --prices
     drawn, note = F.plotted(rs.table)
     fig = gemm.roofline_figure(drawn)
