@@ -9,16 +9,10 @@ namespace triaudit {
 namespace {
 
 // The cumulative counters, in the order the label and the context list them.
-const char* const kCounters[] = {"ecc_corrected",
-                                 "ecc_uncorrected",
-                                 "remapped_rows_correctable",
-                                 "remapped_rows_uncorrectable",
-                                 "retired_pages_sbe",
-                                 "retired_pages_dbe",
-                                 "nvlink_crc_errors",
-                                 "nvlink_replay_errors",
-                                 "nvlink_recovery_errors",
-                                 "pcie_replays"};
+const char* const kCounters[] = {
+    "ecc_corrected",          "ecc_uncorrected",   "remapped_rows_correctable", "remapped_rows_uncorrectable",
+    "retired_pages_sbe",      "retired_pages_dbe", "nvlink_crc_errors",         "nvlink_replay_errors",
+    "nvlink_recovery_errors", "pcie_replays"};
 
 // How a label says a counter moved: "3 corrected ECC errors".
 std::string in_words(const std::string& counter, std::uint64_t n) {
@@ -91,8 +85,9 @@ HealthChange health_change(const std::vector<GpuReadings>& gpus) {
       const std::uint64_t delta = a->second >= b->second ? a->second - b->second : 0;
       c.counters[std::string("health_") + name] += static_cast<double>(delta);
       if (delta > 0) c.moved.push_back(g.gpu + ": " + in_words(name, delta));
-      const bool fatal = (std::string(name) == "ecc_uncorrected" || std::string(name) == "remapped_rows_uncorrectable" ||
-                          std::string(name) == "retired_pages_dbe");
+      const bool fatal =
+          (std::string(name) == "ecc_uncorrected" || std::string(name) == "remapped_rows_uncorrectable" ||
+           std::string(name) == "retired_pages_dbe");
       if (fatal && delta > 0) failures.push_back(g.gpu + ": " + in_words(name, delta));
     }
     if (g.after.remap_pending && g.after.remap_failure) {

@@ -9,10 +9,10 @@
 //   health_remapped_rows_correctable, _uncorrectable       rows remapped (nvmlDeviceGetRemappedRows)
 //   health_remap_pending, health_remap_failure             0/1 at the case's end, any GPU
 //   health_retired_pages_sbe, health_retired_pages_dbe     pages retired (nvmlDeviceGetRetiredPages, pre-A100)
-//   health_nvlink_crc_errors                               CRC flit + data errors, all links (nvmlDeviceGetNvLinkErrorCounter)
-//   health_nvlink_replay_errors, health_nvlink_recovery_errors
-//   health_pcie_replays                                    nvmlDeviceGetPcieReplayCounter
-//   health_xid_events                                      critical XID events (nvmlDeviceRegisterEvents)
+//   health_nvlink_crc_errors                               CRC flit + data errors, all links
+//   (nvmlDeviceGetNvLinkErrorCounter) health_nvlink_replay_errors, health_nvlink_recovery_errors health_pcie_replays
+//   nvmlDeviceGetPcieReplayCounter health_xid_events                                      critical XID events
+//   (nvmlDeviceRegisterEvents)
 // The case fails ("health: ...") on an uncorrected ECC error, a new uncorrectable remapped row, a
 // remap that became pending, a remap failure that appeared, a double-bit retired page, or a
 // critical XID during the case.

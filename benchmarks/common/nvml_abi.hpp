@@ -9,8 +9,8 @@
 
 namespace triaudit::nvml_abi {
 
-using Return = int;     // nvmlReturn_t (an enum: int-sized)
-using Device = void*;   // nvmlDevice_t (an opaque pointer)
+using Return = int;      // nvmlReturn_t (an enum: int-sized)
+using Device = void*;    // nvmlDevice_t (an opaque pointer)
 using EventSet = void*;  // nvmlEventSet_t
 
 constexpr Return kSuccess = 0;
@@ -27,14 +27,14 @@ constexpr int kClockSm = 1;               // NVML_CLOCK_SM
 constexpr int kTemperatureGpu = 0;        // NVML_TEMPERATURE_GPU
 constexpr int kMemoryErrorCorrected = 0;  // NVML_MEMORY_ERROR_TYPE_CORRECTED
 constexpr int kMemoryErrorUncorrected = 1;
-constexpr int kVolatileEcc = 0;                // NVML_VOLATILE_ECC
-constexpr int kRetiredMultipleSingleBit = 0;   // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
-constexpr int kRetiredDoubleBit = 1;           // NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
-constexpr int kNvLinkReplay = 0;               // NVML_NVLINK_ERROR_DL_REPLAY
-constexpr int kNvLinkRecovery = 1;             // NVML_NVLINK_ERROR_DL_RECOVERY
-constexpr int kNvLinkCrcFlit = 2;              // NVML_NVLINK_ERROR_DL_CRC_FLIT
-constexpr int kNvLinkCrcData = 3;              // NVML_NVLINK_ERROR_DL_CRC_DATA
-constexpr unsigned kNvLinkMax = 18;            // NVML_NVLINK_MAX_LINKS
+constexpr int kVolatileEcc = 0;                           // NVML_VOLATILE_ECC
+constexpr int kRetiredMultipleSingleBit = 0;              // NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS
+constexpr int kRetiredDoubleBit = 1;                      // NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR
+constexpr int kNvLinkReplay = 0;                          // NVML_NVLINK_ERROR_DL_REPLAY
+constexpr int kNvLinkRecovery = 1;                        // NVML_NVLINK_ERROR_DL_RECOVERY
+constexpr int kNvLinkCrcFlit = 2;                         // NVML_NVLINK_ERROR_DL_CRC_FLIT
+constexpr int kNvLinkCrcData = 3;                         // NVML_NVLINK_ERROR_DL_CRC_DATA
+constexpr unsigned kNvLinkMax = 18;                       // NVML_NVLINK_MAX_LINKS
 constexpr unsigned long long kEventXidCritical = 0x8ULL;  // nvmlEventTypeXidCriticalError
 
 // nvmlPciInfo_t (the _v2/_v3 functions' layout).

@@ -33,8 +33,8 @@ template <typename Header, typename Ours>
 struct SameAbi : std::false_type {};
 template <typename RH, typename... PH, typename RO, typename... PO>
 struct SameAbi<RH (*)(PH...), RO (*)(PO...)> {
-  static constexpr bool value = sizeof...(PH) == sizeof...(PO) && sizeof(RH) == sizeof(RO) &&
-                                (same_abi_type<PH, PO>() && ...);
+  static constexpr bool value =
+      sizeof...(PH) == sizeof...(PO) && sizeof(RH) == sizeof(RO) && (same_abi_type<PH, PO>() && ...);
 };
 
 #define TRIAUDIT_SAME_ABI(fn, ours) static_assert(SameAbi<decltype(&::fn), ours>::value, #fn " differs from nvml.h")
@@ -100,7 +100,8 @@ static_assert(kNvLinkMax <= NVML_NVLINK_MAX_LINKS);
 static_assert(nvmlEventTypeXidCriticalError == kEventXidCritical);
 static_assert(nvmlTemperature_v1 == kTemperatureV1);
 
-static_assert(sizeof(::nvmlPciInfo_t) == sizeof(PciInfo) && offsetof(::nvmlPciInfo_t, busId) == offsetof(PciInfo, bus_id));
+static_assert(sizeof(::nvmlPciInfo_t) == sizeof(PciInfo) &&
+              offsetof(::nvmlPciInfo_t, busId) == offsetof(PciInfo, bus_id));
 static_assert(sizeof(::nvmlTemperature_v1_t) == sizeof(TemperatureV1) &&
               offsetof(::nvmlTemperature_v1_t, temperature) == offsetof(TemperatureV1, temperature));
 static_assert(sizeof(::nvmlEventData_t) == sizeof(EventData) &&

@@ -64,7 +64,7 @@ TEST_F(Health, TemperatureComesFromTemperatureV) {
   EXPECT_EQ(gpu.temperature_c().value_or(0), 65u);
   EXPECT_GT(d.calls("nvmlDeviceGetTemperatureV"), 0);
   EXPECT_EQ(d.calls("nvmlDeviceGetTemperature"), 0);  // the deprecated call is not used
-  d.script("temperature_v", {0}, 13);                  // a driver without it: FUNCTION_NOT_FOUND
+  d.script("temperature_v", {0}, 13);                 // a driver without it: FUNCTION_NOT_FOUND
   EXPECT_EQ(gpu.temperature_c().value_or(0), 20u);
 }
 

@@ -89,7 +89,9 @@ Return nvmlDeviceGetTemperatureV(Device, TemperatureV1* t) {
   t->temperature = static_cast<int>(s.read());
   return kSuccess;
 }
-Return nvmlDeviceGetTemperature(Device, int, unsigned* v) { return scripted("nvmlDeviceGetTemperature", "temperature", v); }
+Return nvmlDeviceGetTemperature(Device, int, unsigned* v) {
+  return scripted("nvmlDeviceGetTemperature", "temperature", v);
+}
 Return nvmlDeviceGetTotalEccErrors(Device, int type, int counter, unsigned long long* v) {
   if (counter != kVolatileEcc) return 2;  // INVALID_ARGUMENT: the harness reads volatile counts only
   return scripted("nvmlDeviceGetTotalEccErrors", type == kMemoryErrorUncorrected ? "ecc_uncorrected" : "ecc_corrected",
@@ -106,7 +108,8 @@ Return nvmlDeviceGetRemappedRows(Device, unsigned* corr, unsigned* unc, unsigned
 }
 Return nvmlDeviceGetRetiredPages(Device, int cause, unsigned* count, unsigned long long*) {
   unsigned n = 0;
-  const Return r = scripted("nvmlDeviceGetRetiredPages", cause == kRetiredDoubleBit ? "retired_dbe" : "retired_sbe", &n);
+  const Return r =
+      scripted("nvmlDeviceGetRetiredPages", cause == kRetiredDoubleBit ? "retired_dbe" : "retired_sbe", &n);
   if (r != kSuccess) return r;
   const bool room = *count >= n;
   *count = n;
