@@ -23,6 +23,16 @@ if ! dpkg -s slurmctld slurmd slurm-client munge >/dev/null 2>&1; then
     echo "warning: Slurm (slurmctld slurmd slurm-client munge) missing and not root: the Slurm cluster test reports skipped"
   fi
 fi
+# Chromium (headless) for scripts/tests/test_report_in_browser.py, which opens the report as a
+# reader would (CI installs it itself); without it that test reports skipped.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ||
+      echo "warning: chromium could not be installed: the report's browser test reports skipped"
+  else
+    echo "warning: chromium missing and not root: the report's browser test reports skipped"
+  fi
+fi
 # shellcheck source=scripts/python_env.sh
 source scripts/python_env.sh
 bash scripts/lint.sh

@@ -81,4 +81,4 @@ def test_perf_per_watt_keeps_each_algorithm_and_leaves_out_the_scaling_sweep(tmp
         for key, row in t.iterrows()
         if isinstance(key, tuple) and str(key[0]).startswith("allreduce busbw")
     }
-    assert rows == {"out_of_place bf16 algo:auto": "0.3", "out_of_place bf16 algo:ring": "0.2"}
+    assert rows == {"out_of_place bf16 algo:auto": "0.300", "out_of_place bf16 algo:ring": "0.200"}

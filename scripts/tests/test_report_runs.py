@@ -87,7 +87,7 @@ def test_a_case_in_two_files_of_one_run_is_a_conflict_naming_both(tmp_path):
     assert "conflict" in md and "a_synthetic.json" in md and "b_synthetic.json" in md
     assert "| triad | fp32 |" not in md  # no number from either
     # What was not measured is counted by status, and only statuses that occur are named.
-    assert "No case was measured: 24 error (reasons under each corner)." in md
+    assert "No case was measured: 24 error; the reasons are under each corner below." in md
 
 
 def test_symlink_loop_and_dangling_link_in_a_results_folder_are_skipped_and_named(tmp_path, capsys):
@@ -118,9 +118,12 @@ def test_empty_report_says_why_what_and_when(tmp_path):
     (tmp_path / "results").mkdir()
     assert cli.main(["report", str(tmp_path / "results"), "--out", str(out), "--tidy-csv"]) == 0
     md = (out / "report.md").read_text()
-    assert "no runs yet" in md.lower()
-    assert "When a run exists" in md and "STREAM" in md
+    # One paragraph saying what to run, and when the report was made: nothing else.
+    paragraphs = [p for p in md.split("\n\n") if p.strip()]
+    assert len(paragraphs) == 3, paragraphs
+    assert paragraphs[2].startswith("No results yet") and "`triaudit run`" in paragraphs[2]
     assert re.search(r"Made \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC by triaudit [\d.]+, commit \S+", md)
+    assert sorted(p.name for p in out.iterdir()) == [".triaudit-report.json", "report.html", "report.md", "tidy.csv"]
     tidy = (out / "tidy.csv").read_text()
     assert tidy.startswith("card,run,") and len(tidy.splitlines()) == 1
 
@@ -186,7 +189,7 @@ def test_a_note_from_the_caller_heads_the_report(tmp_path):
         == 0
     )
     md = (out / "report.md").read_text()
-    assert md.index("This machine has no usable GPU") < md.index("no runs yet")
+    assert md.index("This machine has no usable GPU") < md.index("No results yet")
 
 
 def test_a_stream_run_without_working_set_counters_renders(tmp_path):

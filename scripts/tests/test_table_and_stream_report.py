@@ -49,8 +49,8 @@ def test_markdown_has_cards_as_columns_and_hbm_values(two_cards, tmp_path):
     header = next(line for line in md.splitlines() if line.startswith("| op | type |"))
     assert "Synthetic Card A" in header and "Synthetic Card B" in header
     triad = next(line for line in md.splitlines() if line.startswith("| triad | fp32 |"))
-    assert "4000 ±1.0% (83%)" in triad and "1700 ±1.0% (85%)" in triad
-    assert "L2-resident" in md and "12000" in md  # hot, inside the L2: 3x
+    assert "4,000 ±1.0% (83%)" in triad and "1,700 ±1.0% (85%)" in triad
+    assert "L2-resident" in md and "12,000" in md  # hot, inside the L2: 3x
     assert "1 case(s) skipped" in md
     # The datasheet comparison: neither synthetic card is known, so no datasheet fraction.
     assert "No datasheet figures for Synthetic Card A, Synthetic Card B" in md
@@ -77,8 +77,14 @@ def test_plot_has_a_line_per_card_and_op_and_marks_l2(two_cards):
     verticals = [
         line for line in ax.get_lines() if line.get_label().startswith("_") and len(set(line.get_xdata())) == 1
     ]
-    assert sorted(round(v.get_xdata()[0]) for v in verticals) == [40, 50]  # L2 sizes in MiB
-    assert "MiB" in ax.get_xlabel() and "GB/s" in ax.get_ylabel() and ax.get_xscale() == "log"
+    assert sorted(round(v.get_xdata()[0] / 2**20) for v in verticals) == [40, 50]  # L2 sizes (bytes)
+    assert "working set" in ax.get_xlabel() and "bytes/s" in ax.get_ylabel() and ax.get_xscale() == "log"
+    # The ticks say sizes and rates a reader reads without counting digits.
+    fig.canvas.draw()
+    xticks = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    yticks = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert any(t.endswith("MiB") for t in xticks), xticks
+    assert any(t.endswith(" T") for t in yticks), yticks  # the unit (bytes/s) is in the label
 
 
 def test_no_gpu_output_renders_an_honest_empty_report(no_gpu_json):

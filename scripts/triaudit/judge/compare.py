@@ -30,7 +30,7 @@ from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.core.files import atomic_write
 from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import stats
-from triaudit.results.counters import judged_counter
+from triaudit.results.counters import DISPLAY, judged_counter
 from triaudit.results.gbench import load_result
 from triaudit.results.reading import scan_paths
 from triaudit.results.runs import gpu_identity, read_run
@@ -441,33 +441,42 @@ def history(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise CompareError(f"--out {out}: cannot be made: {e.strerror or e}") from e
-    shown = cases[:max_cases]
+    # The cases a reader must see first: those that regressed (the verdict names them), then the
+    # rest in name order; what does not fit is counted in the title.
+    regressed = list(dict.fromkeys(table.loc[table["verdict"] == "slower", "case"]))
+    order = regressed + [c for c in cases if c not in regressed]
+    shown = order[:max_cases]
+    left = len(order) - len(shown)
     cols = min(3, len(shown))
     nrows = math.ceil(len(shown) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(6 * cols, 3.6 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, cols, figsize=(min(10.0, 3.33 * cols), 2.9 * nrows), squeeze=False)
     for ax, case in zip(axes.flat, shown):
         t = table[table["case"] == case]
+        unit, scale = DISPLAY.get(str(t["metric"].iloc[0]), (str(t["metric"].iloc[0]), 1.0))
         x = range(len(t))
-        ax.errorbar(list(x), t["median"], yerr=[t["median"] - t["min"], t["max"] - t["median"]], marker="o", capsize=3)
+        med, lo, hi = t["median"] / scale, t["min"] / scale, t["max"] / scale
+        ax.errorbar(list(x), med, yerr=[med - lo, hi - med], marker="o", capsize=3)
         bad = [i for i, v in enumerate(t["verdict"]) if v == "slower"]
         ax.scatter(
             [x[i] for i in bad],
-            t["median"].iloc[bad],
+            med.iloc[bad],
             s=120,
             facecolors="none",
             edgecolors="red",
-            label="regression" if bad else None,
+            label="slower than the run before" if bad else None,
             zorder=3,
         )
         ax.set_xticks(list(x), t["run"], rotation=30, ha="right", fontsize=7)
-        ax.set_title(case, fontsize=8)
-        ax.set_ylabel(t["metric"].iloc[0])
+        ax.set_title(("REGRESSED: " if bad else "") + case, fontsize=7, color="red" if bad else "black")
+        ax.set_ylabel(unit)
+        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
         ax.grid(True, alpha=0.3)
         if bad:
             ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(shown) :]:
         ax.axis("off")
-    fig.suptitle("triaudit history (median and range per run; red: slower than the run before)")
+    more = f"; {left} more case(s) not drawn, every one in history.csv" if left else ""
+    fig.suptitle(f"triaudit history: median and range per run; red: slower than the run before{more}", fontsize=9)
     fig.set_layout_engine("tight")  # laid out as it is drawn
     path = out / "history.png"
     png = io.BytesIO()

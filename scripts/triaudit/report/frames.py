@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.core.specs import CardSpec, match_card
 from triaudit.results.counters import JUDGED
 from triaudit.results.table import plain, records
@@ -104,28 +105,66 @@ def spec_fraction(value: float, card: str, kind: str, precision: str | None = No
     return value / peak if peak else None
 
 
-def fmt(value: float, scale: float = 1.0, digits: int = 0) -> str:
+def fmt(value: float, scale: float = 1.0) -> str:
+    """A bare figure in the report's one style (core/numbers.py)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return f"{value / scale:,.{digits}f}"
+    return N.number(value / scale)
 
 
-def cell(row, scale: float, digits: int = 0, fraction: float | None = None) -> str:
-    text = fmt(row["median"], scale, digits)
+def cell(row, scale: float, fraction: float | None = None) -> str:
+    """A table cell: the median ± half its range, and the fraction of the datasheet where known."""
     sp = row.get("spread_pct", math.nan)
-    if isinstance(sp, float) and not math.isnan(sp):
-        text += f" ±{sp / 2:.1f}%"
-    if fraction is not None:
-        text += f" ({fraction * 100:.0f}%)"
-    return text
+    return N.figure(row["median"], scale, sp if isinstance(sp, float) else None, fraction)
 
 
-def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn) -> pd.DataFrame:
+# What a cell says when a card has no figure for a row: the case's own status, never blank.
+NOT_RUN = "not run"
+
+
+def missing(df: pd.DataFrame, corner: str) -> pd.DataFrame:
+    """The corner's cases that did not measure (skipped, errored): what fills their cells."""
+    if df.empty:
+        return df
+    return plain(df[(df["corner"] == corner) & (df["status"] != "ok")])
+
+
+def status_text(status: str, message: str) -> str:
+    """What a cell says for a case that did not measure: "skipped: <why>", "error: <what>"."""
+    m = str(message or "").removeprefix("skipped: ").removeprefix("error: ")
+    return f"{status}: {m}" if m else str(status)
+
+
+def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn, why: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Cards as columns, `index` as rows, cell_fn(row) in each cell. A card without a figure for
+    a row says why: the status and message of its case in `why` (F.missing), else "not run".
+    A `bytes` index level is shown as a size (16 MiB)."""
     if rows.empty:
         return pd.DataFrame()
     rows = rows.copy()
     rows["cell"] = [cell_fn(r) for r in records(rows)]
-    return rows.pivot_table(index=index, columns="card", values="cell", aggfunc="first", observed=True)
+    t = rows.pivot_table(index=index, columns="card", values="cell", aggfunc="first", observed=True)
+    if t.isna().any().any():
+        reasons: dict[tuple, str] = {}
+        if why is not None and not why.empty and all(c in why.columns for c in index):
+            for r in records(why):
+                key = tuple(str(r[c]) for c in index)
+                reasons.setdefault((key, str(r["card"])), status_text(r["status"], r["message"]))
+        for card in t.columns:
+            for key in t.index[t[card].isna()]:
+                k = tuple(str(x) for x in (key if isinstance(key, tuple) else (key,)))
+                t.loc[key, card] = reasons.get((k, str(card)), NOT_RUN)
+    if "bytes" in index:
+        t = _sizes(t, index.index("bytes"))
+    return t
+
+
+def _sizes(t: pd.DataFrame, level: int) -> pd.DataFrame:
+    if isinstance(t.index, pd.MultiIndex):
+        t.index = t.index.set_levels([N.size(v) for v in t.index.levels[level]], level=level, verify_integrity=False)
+    else:
+        t.index = pd.Index([N.size(v) for v in t.index], name=t.index.name)
+    return t
 
 
 # Plots draw at most this many columns (cards, or runs with --all-runs): a figure with a hundred

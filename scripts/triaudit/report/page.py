@@ -27,13 +27,6 @@ from triaudit.results import runs as R
 from triaudit.results.reading import Reading, collector_paused
 from triaudit.results.table import BASE_COLUMNS, ResultSet, load_results
 
-WHAT_IT_HOLDS = (
-    "When a run exists, this report shows per corner, with cards as columns: STREAM bandwidth "
-    "(HBM and L2), GEMM throughput per precision against the datasheet and a measured roofline, "
-    "host/device copies, kernel launch cost eager vs CUDA Graph, NCCL allreduce bandwidth, and "
-    "the run beside other tools' published figures."
-)
-
 
 class ReportError(TriauditError):
     pass
@@ -50,30 +43,63 @@ def _md_table(t: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, include_incomplete: bool) -> list[str]:
+def _inline(text: str) -> str:
+    """Text for the HTML page: escaped, with Markdown's `code spans` as <code> (the Markdown
+    report keeps the backticks)."""
+    parts = str(text).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: not a code span
+        return html.escape(str(text))
+    return "".join(html.escape(p) if i % 2 == 0 else f"<code>{html.escape(p)}</code>" for i, p in enumerate(parts))
+
+
+def _html_table(t: pd.DataFrame) -> str:
+    """A table with one header row (the index names, then the columns) and the index as row
+    headers, a repeated index value spanning its rows: no empty header row, no empty cell."""
+    names = [n or "" for n in (t.index.names or [""])]
+    head = "".join(f"<th>{_inline(n)}</th>" for n in names) + "".join(f"<th>{_inline(c)}</th>" for c in t.columns)
+    keys = [k if isinstance(k, tuple) else (k,) for k in t.index]
+    rows = []
+    for i, (key, values) in enumerate(zip(keys, t.itertuples(index=False, name=None))):
+        cells = []
+        for level, k in enumerate(key):
+            if i > 0 and keys[i - 1][: level + 1] == key[: level + 1]:
+                continue  # spanned by the row above
+            span = 1
+            while i + span < len(keys) and keys[i + span][: level + 1] == key[: level + 1]:
+                span += 1
+            attr = f" rowspan='{span}'" if span > 1 else ""
+            cells.append(f"<th{attr}>{_inline(k)}</th>")
+        cells += [f"<td>{_inline('' if pd.isna(v) else v)}</td>" for v in values]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, include_incomplete: bool) -> str:
+    """Why the report has nothing to show, and what to run, in one paragraph; "" when it has."""
+    run = (
+        "Run the suite on a machine with a GPU (`triaudit run`, or `bash scripts/main.sh`), then "
+        "make this report again from its results folder."
+    )
     if not files:
-        return [
-            "No result files: no runs yet. Run the suite on a GPU machine (`triaudit run`, or "
-            "`bash scripts/main.sh`) and render this report again."
-        ]
+        return "No results yet: no result files were given or found. " + run
     if all_rows.empty:
-        return ["The result files hold no cases."]
+        return f"The {len(files)} result file(s) hold no cases. " + run
     if not df.empty and (df["status"] == "ok").any():
-        return []
-    if not include_incomplete and not all_rows.empty and not all_rows["complete"].all() and df.empty:
-        return ["Every run was interrupted and is left out; `--include-incomplete` shows what they measured."]
+        return ""
+    if not include_incomplete and not all_rows["complete"].all() and df.empty:
+        return (
+            "Every run was interrupted and is left out; `--include-incomplete` shows what they measured, "
+            "or run the suite again to completion (`triaudit run`)."
+        )
     if set(all_rows["card"]) <= {"no GPU"}:
         reasons = sorted({m for m in all_rows["message"] if isinstance(m, str) and "no CUDA device" in m})
         why = reasons[0].removeprefix("skipped: ") if reasons else "no CUDA device"
-        return [
-            f"Every result file was written on a machine without a usable GPU ({why}): nothing was measured. "
-            "Run the suite on a GPU machine."
-        ]
+        return f"Nothing was measured: every result file was written on a machine without a usable GPU ({why}). " + run
     counts = {s: n for s, n in df["status"].value_counts().items() if n} if not df.empty else {}  # categorical: 0s too
-    return [
-        f"No case was measured: {', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none ran'} "
-        "(reasons under each corner)."
-    ]
+    return (
+        f"No case was measured: {', '.join(f'{n} {s}' for s, n in sorted(counts.items())) or 'none ran'}; "
+        "the reasons are under each corner below."
+    )
 
 
 def _frame(
@@ -135,10 +161,43 @@ def _frame(
             "them (the device-reported memory peak still is)."
         )
     empty = _why_empty(files, all_rows, df, include_incomplete)
+    if empty and (df.empty or set(df["card"].dropna()) <= {"no GPU"}):
+        # Nothing to show at all: the title, when it was made, why files were not read (a broken
+        # manifest is said, never silent), and what to run; nothing else.
+        return rs.with_table(df.iloc[0:0]), header[:3] + list(notes) + list(loaded.notes) + [empty, ""]
     if empty:
-        header += empty + [WHAT_IT_HOLDS]
+        header.append(empty)
+    header += _library_notes(rs.contexts)
     header.append("")
     return rs, header
+
+
+def _library_notes(contexts: dict[str, dict]) -> list[str]:
+    """What a reader of a plain Google Benchmark file (not triaudit's) must know: a debug build of
+    the library, or CPU frequency scaling on, makes its CPU times unrepresentative. (triaudit's own
+    cases time the GPU with CUDA events, which neither affects.)"""
+    debug, scaling = [], []
+    for f, ctx in contexts.items():
+        if ctx.get("triaudit_version") or str(ctx.get("executable", "")).startswith(("triaudit", "peer:")):
+            continue
+        if str(ctx.get("library_build_type", "")).lower() == "debug":
+            debug.append(Path(f).name)
+        if str(ctx.get("cpu_scaling_enabled", "")).lower() in ("true", "1"):
+            scaling.append(Path(f).name)
+    out = []
+    if debug:
+        out.append(
+            "Google Benchmark was a debug build when these files were written (its timing loop runs slower): "
+            + ", ".join(sorted(debug))
+            + "."
+        )
+    if scaling:
+        out.append(
+            "CPU frequency scaling was on when these files were written (CPU-timed figures vary with the clock): "
+            + ", ".join(sorted(scaling))
+            + "."
+        )
+    return out
 
 
 def _runs_under(t: pd.DataFrame, shown: dict) -> str:
@@ -181,7 +240,6 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_
         ["report.md", "report.html"]
         + [f"{s.key}.csv" for s in secs if s.csv is not None and not s.csv.empty]
         + [f"{stem}.png" for s in secs for stem, _, _ in s.figures]
-        + (["stream.csv"] if not any(s.tables for s in secs) else [])
         + (["tidy.csv"] if tidy_csv else [])
     )
     folder = ReportFolder(out, inputs)
@@ -203,52 +261,53 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_
 def _write_files(folder: ReportFolder, rs: ResultSet, header: list[str], secs: list, tidy_csv: bool) -> list[Path]:
     shown, written = rs.shown, []
     pngs = figures.render([(stem, fig) for s in secs for stem, _, fig in s.figures])
-    drawn = {stem: png for stem, png in pngs.items() if isinstance(png, bytes)}
+    drawn = {stem: d for stem, d in pngs.items() if isinstance(d, figures.Drawn)}
 
     def not_drawn(stem: str, caption: str) -> str:
         return f"{caption}: not drawn ({pngs[stem]!s})."
 
     md = [header[0], ""] + [x for h in header[2:] if h for x in (h, "")]
-    body = ["<h1>triaudit report</h1>"] + [f"<p>{html.escape(h)}</p>" for h in header[2:] if h]
+    body = ["<h1>triaudit report</h1>"] + [f"<p>{_inline(h)}</p>" for h in header[2:] if h]
     for s in secs:
         if not s.tables and not s.figures and not s.notes:
             continue
         md += [f"## {s.title}", ""]
-        body.append(f"<h2>{html.escape(s.title)}</h2>")
+        body.append(f"<h2>{_inline(s.title)}</h2>")
         for caption, t in s.tables:
             under = _runs_under(t, shown)
             md += [f"### {caption}", "", _md_table(t), ""] + ([under, ""] if under else [])
-            body += [f"<h3>{html.escape(caption)}</h3>", t.to_html(escape=True, na_rep="", border=0)]
+            body += [f"<h3>{_inline(caption)}</h3>", _html_table(t)]
             if under:
-                body.append(f"<p class='runs'>{html.escape(under)}</p>")
+                body.append(f"<p class='runs'>{_inline(under)}</p>")
         for stem, caption, _fig in s.figures:
             if stem in drawn:
-                written.append(folder.write(f"{stem}.png", drawn[stem]))
+                d = drawn[stem]
+                written.append(folder.write(f"{stem}.png", d.png))
                 md += [f"![{caption}]({stem}.png)", ""]
+                # Shown at its own size (no wider than the page's column); the data- attributes
+                # let a browser check say whether its smallest text is readable as shown.
                 body.append(
-                    f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,"
-                    f"{base64.b64encode(drawn[stem]).decode()}'><figcaption>{html.escape(caption)}</figcaption></figure>"
+                    f"<figure><img alt='{html.escape(caption)}' data-name='{stem}' width='{d.width_px}' "
+                    f"data-min-font-px='{d.min_font_px:.1f}' data-text-outside='{len(d.text_outside)}' "
+                    f"src='data:image/png;base64,{base64.b64encode(d.png).decode()}'>"
+                    f"<figcaption>{_inline(caption)}</figcaption></figure>"
                 )
             else:
                 md += [not_drawn(stem, caption), ""]
                 body.append(f"<p>{html.escape(not_drawn(stem, caption))}</p>")
         if s.notes:
             md += ["Not measured:", ""] + [f"- {n}" for n in s.notes] + [""]
-            body.append("<p>Not measured:</p><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in s.notes) + "</ul>")
+            body.append("<p>Not measured:</p><ul>" + "".join(f"<li>{_inline(n)}</li>" for n in s.notes) + "</ul>")
         if s.csv is not None and not s.csv.empty:
             s.csv.to_csv(folder.path(f"{s.key}.csv"), index=False)
             written.append(folder.out / f"{s.key}.csv")
-    if not any(s.tables for s in secs):
-        md.append("No measured results in these runs.")
-        body.append("<p>No measured results in these runs.</p>")
-        pd.DataFrame(columns=["op", "type", "cache", "bytes"]).to_csv(folder.path("stream.csv"), index=False)
-        written.append(folder.out / "stream.csv")
     written.insert(0, folder.write("report.md", "\n".join(md) + "\n"))
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>triaudit report</title><style>"
         "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
         "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-        "th{background:#f4f4f4}img{max-width:100%}figcaption{color:#555;font-size:90%}"
+        "th{background:#f4f4f4}img{max-width:100%;height:auto}figcaption{color:#555;font-size:90%}"
+        "code{background:#f4f4f4;padding:0 .2em}"
         ".runs{color:#555;font-size:85%}</style></head><body>" + "\n".join(body) + "</body></html>\n"
     )
     written.insert(1, folder.write("report.html", page))

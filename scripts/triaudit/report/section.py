@@ -18,6 +18,7 @@ class Section:
     figures: list = field(default_factory=list)  # (file stem, caption, matplotlib figure)
     csv: pd.DataFrame | None = None
     notes: list = field(default_factory=list)
+    paragraphs: list = field(default_factory=list)  # text shown after the tables, before the figures
 
 
 def legend_beside(fig, ax, inside: int = 8) -> None:
@@ -39,7 +40,67 @@ def pyplot():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # Text sizes for figures shown at their own size on the page (PAGE_WIDTH_IN at figures.DPI):
+    # 7 pt is 10.7 px there, above the 9 px a reader needs.
+    plt.rcParams.update(
+        {
+            "font.size": 8,
+            "axes.titlesize": 9,
+            "axes.labelsize": 8,
+            "xtick.labelsize": 7,
+            "ytick.labelsize": 7,
+            "legend.fontsize": 7,
+            "figure.titlesize": 10,
+        }
+    )
     return plt
+
+
+# The widest figure the page shows at its own size (1100 px at figures.DPI = 110): the HTML page's
+# column is 1168 px in a 1400-px window, and a wider figure would be shrunk until its text is unreadable.
+PAGE_WIDTH_IN = 10.0
+
+# Line styles that tell variants apart in grey too (colour tells cards apart): (linestyle, marker).
+VARIANT_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"), ((0, (1, 1)), "x")]
+
+
+def panels(n: int, panel_w: float, panel_h: float, **kw):
+    """A figure of `n` panels as small multiples no wider than the page: as many per row as fit,
+    the rest in further rows. Returns (fig, the n axes); unused cells are hidden."""
+    import math
+
+    plt = pyplot()
+    cols = max(1, min(n, int(PAGE_WIDTH_IN // panel_w)))
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(min(PAGE_WIDTH_IN, cols * panel_w), rows * panel_h), squeeze=False, **kw
+    )
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[n:]:
+        ax.axis("off")
+    return fig, flat[:n]
+
+
+def key_legends(fig, colors: dict[str, str], styles: dict[str, tuple], color_title: str, style_title: str) -> None:
+    """Two short legends below the panels instead of one entry per line: what each colour is
+    (cards) and what each line style is (variants), so 2 cards x 9 variants need 11 entries, not 18."""
+    from matplotlib.lines import Line2D
+
+    by_color = [Line2D([], [], color=c, linewidth=2) for c in colors.values()]
+    by_style = [Line2D([], [], color="black", linestyle=ls, marker=m, markersize=4) for ls, m in styles.values()]
+    handles = by_color + by_style
+    labels = list(colors) + list(styles)
+    ncol = min(4, max(1, len(labels)))
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        ncol=ncol,
+        frameon=False,
+        title=f"colour: {color_title}; line: {style_title}",
+    )
+    rows = -(-len(labels) // ncol)
+    fig.set_layout_engine("tight", rect=(0, min(0.45, (0.35 + 0.17 * rows) / fig.get_size_inches()[1]), 1, 1))
 
 
 def not_measured(df: pd.DataFrame, corner: str) -> list[str]:

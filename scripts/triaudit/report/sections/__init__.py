@@ -16,6 +16,7 @@ from triaudit.report.sections import (
     health,
     launch,
     memcpy,
+    other,
     p2p,
     peers,
     published,
@@ -39,9 +40,12 @@ def all_sections(rs: ResultSet, prices=None) -> list[Section]:
     secs += p2p.sections(rs)  # GPU x GPU copy matrices, allreduce scaling over GPU counts
     secs.append(energy.energy_section(rs))  # burst vs sustained, power, perf per watt
     secs.append(health.health_section(rs))  # hardware error counters over the run
+    secs.append(other.other_section(rs))  # a plain Google Benchmark file's own cases
     secs += [cost.cost_section(rs, prices)] if prices is not None else []  # report --prices
     drawn, note = F.plotted(rs.table)
     fig = gemm.roofline_figure(drawn)
     if fig is not None:
-        secs[1].figures.insert(0, ("roofline", "Measured roofline per card" + note, fig))
+        next(s for s in secs if s.key == "gemm").figures.insert(
+            0, ("roofline", "Measured roofline per card" + note, fig)
+        )
     return secs

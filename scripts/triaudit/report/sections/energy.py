@@ -18,8 +18,9 @@ import math
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.report import frames as F
-from triaudit.report.section import Section, pyplot
+from triaudit.report.section import Section, panels
 from triaudit.results.table import ResultSet, card_contexts, plain, records
 
 ENERGY_METRICS = (
@@ -106,8 +107,11 @@ def _num(m: dict, k: str, i: int = 0) -> float:
     return v[i] if v is not None else math.nan
 
 
-def _f(v: float, digits: int = 0) -> str:
-    return "" if v is None or math.isnan(v) else f"{v:,.{digits}f}"
+def _f(v: float) -> str:
+    """A counter's reading: whole degrees and watts as the counter gave them, others in the report's style."""
+    if v is None or math.isnan(v):
+        return ""
+    return f"{v:,.0f}" if float(v).is_integer() else N.number(v)
 
 
 def burst_sustained_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -145,7 +149,17 @@ def burst_sustained_frame(df: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
-def _table(rows: pd.DataFrame, labels: Labels, unit: str, scale: float, eff: str, eff_unit: str, eff_scale: float):
+def _table(
+    rows: pd.DataFrame,
+    labels: Labels,
+    unit: str,
+    scale: float,
+    eff: str,
+    eff_unit: str,
+    eff_scale: float,
+    missing: dict[tuple[str, str, str], str] | None = None,
+):
+    """`missing`: (card, name, mode) -> why that card has no such case (skipped, failed)."""
     cards = sorted(rows["card"].unique())
     index, data = [], []
     order = {"burst": 0, "sustained": 1}
@@ -157,7 +171,7 @@ def _table(rows: pd.DataFrame, labels: Labels, unit: str, scale: float, eff: str
         }
         for card, r in per_card.items():
             c = r["counters"]
-            figures[unit][card] = F.cell(r, scale, 1 if scale >= 1e12 else 0)
+            figures[unit][card] = F.cell(r, scale)
             figures["SM clock (MHz)"][card] = _f(_num(c, "sm_clock_mean_mhz"))
             watts, smean, smax = (
                 _num(c, "watts_mean"),
@@ -174,10 +188,13 @@ def _table(rows: pd.DataFrame, labels: Labels, unit: str, scale: float, eff: str
                 f"{_f(t0)} → {_f(t1)}" if not (math.isnan(t0) and math.isnan(t1)) else ""
             )
             ew = _num(c, "energy_window_s", 2)
-            if mode == "sustained":
-                win = f"{_f(_num(c, 'window_s'), 1)} s window, load held {_f(_num(c, 'sustained_elapsed_s', 2), 1)} s"
-            else:
-                win = ""
+            win = ""
+            if mode == "sustained":  # each part only where the result carries its counter
+                w, held = _num(c, "window_s"), _num(c, "sustained_elapsed_s", 2)
+                parts = ([f"{_f(w)} s window"] if not math.isnan(w) else []) + (
+                    [f"load held {_f(held)} s"] if not math.isnan(held) else []
+                )
+                win = ", ".join(parts) or "window not recorded in this result"
             if not math.isnan(ew) and ew > 0:  # 0: the counter could not be read at all
                 win += ("; " if win else "") + f"energy over {ew:.1f} s"
             figures["window"][card] = win
@@ -189,18 +206,41 @@ def _table(rows: pd.DataFrame, labels: Labels, unit: str, scale: float, eff: str
                     if of == of and 0 < got < of
                     else ""
                 )
-                figures["energy per op (J)"][card] = f"{_num(c, 'joules_per_op'):.4g}{part}"
+                figures["energy per op (J)"][card] = f"{N.number(_num(c, 'joules_per_op'))}{part}"
                 e = _num(c, eff)
-                figures[eff_unit][card] = f"{e / eff_scale:.3g}" if not math.isnan(e) else ""
+                figures[eff_unit][card] = N.number(e / eff_scale) if not math.isnan(e) else "not recorded"
             else:
                 why = labels.why(r["file"], r["case"])
                 figures["energy per op (J)"][card] = f"not known: {why}"
                 figures[eff_unit][card] = "not known"
+        first = True
         for what, cells in figures.items():
             if any(cells.values()):
                 index.append((name, mode, what))
-                data.append({card: cells.get(card, "") for card in cards})
+                row = {}
+                for card in cards:
+                    if card not in per_card:  # the card has no such case: why, once, then a dash
+                        why = (missing or {}).get((card, name, mode), "not run")
+                        row[card] = why if first else "—"
+                    else:
+                        row[card] = cells.get(card) or "not recorded"
+                data.append(row)
+                first = False
     return pd.DataFrame(data, index=pd.MultiIndex.from_tuples(index, names=["", "mode", "figure"]), columns=cards)
+
+
+def _missing_ceilings(df: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """(card, precision, mode) -> the status and message of a GEMM ceiling case that did not measure."""
+    m = F.missing(df, "gemm")
+    if m.empty:
+        return {}
+    m = m[m["op"] == "ceiling"]
+    out = {}
+    for r in records(m):
+        mode = str(r["case"]).rsplit("/", 1)[-1]
+        msg = str(r["message"] or "").removeprefix("skipped: ").removeprefix("error: ")
+        out[(str(r["card"]), str(r["variant"]), mode)] = f"{r['status']}: {msg}" if msg else str(r["status"])
+    return out
 
 
 def _context_table(df: pd.DataFrame, cards: list[str], contexts: dict[str, dict]) -> pd.DataFrame:
@@ -236,13 +276,16 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
 
     def add(key, r, counter, scale):
         v = r["counters"].get(counter, (math.nan,))[0]
-        entries.append(
-            (
-                key,
-                r["card"],
-                f"{v / scale:.3g}" if not math.isnan(v) else f"not known: {labels.why(r['file'], r['case'])}",
-            )
-        )
+        watts = r["counters"].get("watts_mean", (math.nan,))[0]
+        rate = r.get("median", math.nan)
+        if math.isnan(v) and watts > 0 and rate == rate:
+            # The case's own rate and mean power (the per-watt counter is the one divided by the other).
+            text = f"{N.number(rate / watts / scale)} (rate ÷ watts_mean)"
+        elif not math.isnan(v):
+            text = N.number(v / scale)
+        else:
+            text = f"not known: {labels.why(r['file'], r['case'])}"
+        entries.append((key, r["card"], text))
 
     for r in records(bs):
         if r["kind"] == "gemm":
@@ -277,7 +320,7 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
             continue
         rows = rows[rows["bytes"] == rows.groupby(["card", *key])["bytes"].transform("max")]
         m = _measures(df, rows)
-        for r in records(rows[["card", "file", "case", *key]]):
+        for r in records(rows[["card", "file", "case", "median", *key]]):
             r["counters"] = m.get((r["file"], r["case"]), {})
             what = (
                 "copies (largest size), GB/s per W"
@@ -291,8 +334,9 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
     cards = sorted({c for _, c, _ in entries})
     keys = list(dict.fromkeys(k for k, _, _ in entries))
     cell = {(k, c): v for k, c, v in entries}
+    why = _missing_ceilings(df)
     t = pd.DataFrame(
-        [{c: cell.get((k, c), "") for c in cards} for k in keys],
+        [{c: cell.get((k, c)) or why.get((c, k[1], k[2]), "not run") for c in cards} for k in keys],
         index=pd.MultiIndex.from_tuples(keys, names=["", "case", "mode"]),
         columns=cards,
     )
@@ -322,12 +366,11 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame, contexts: dict[s
     if pts.empty:
         return None
 
-    plt = pyplot()
     kinds = [k for k in ("gemm", "stream") if k in set(pts["kind"])]
-    fig, axes = plt.subplots(1, len(kinds), figsize=(6.5 * len(kinds), 4.6), squeeze=False)
+    fig, axes = panels(len(kinds), 5.0, 4.2)
     cards = sorted(pts["card"].unique())
     ctxs = card_contexts(df, contexts)
-    for ax, kind in zip(axes[0], kinds):
+    for ax, kind in zip(axes, kinds):
         sub = pts[pts["kind"] == kind]
         scale, unit = (1e12, "TFLOP/s (TOP/s for int8)") if kind == "gemm" else (1e9, "GB/s")
         for ci, card in enumerate(cards):
@@ -337,7 +380,7 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame, contexts: dict[s
                 xy = {r["mode"]: (r["counters"]["watts_mean"][0], r["median"] / scale) for r in records(grp)}
                 for mode, (x, y) in xy.items():
                     ax.scatter([x], [y], s=40, color=color, facecolors=color if mode == "burst" else "none", zorder=3)
-                    ax.annotate(f"{name} {mode}", (x, y), fontsize=6, xytext=(4, 3), textcoords="offset points")
+                    ax.annotate(f"{name} {mode}", (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
                 if len(xy) == 2:
                     ax.annotate(
                         "",
@@ -410,7 +453,7 @@ def energy_section(rs: ResultSet):
                 "(energy counter; power samples), temperature (lowest start → highest end over the "
                 "repetitions), window, energy (burst: right after the warm-up, the best shape; "
                 "sustained: 8192³ back to back, the median over the window)",
-                _table(g, labels, "TFLOP/s", 1e12, "flops_per_joule", "TFLOP/s per W", 1e12),
+                _table(g, labels, "TFLOP/s", 1e12, "flops_per_joule", "TFLOP/s per W", 1e12, _missing_ceilings(df)),
             )
         )
     s = bs[bs["kind"] == "stream"] if not bs.empty else bs

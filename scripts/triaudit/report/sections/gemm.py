@@ -6,8 +6,9 @@ import math
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.report import frames as F
-from triaudit.report.section import Section, not_measured, pyplot
+from triaudit.report.section import PAGE_WIDTH_IN, VARIANT_STYLES, Section, not_measured, panels, pyplot
 from triaudit.report.sections.stream import stream_frame
 from triaudit.results.table import ResultSet
 
@@ -29,6 +30,15 @@ def gemm_section(rs: ResultSet) -> Section:
     df = rs.table
     sec = Section("gemm", "Compute: GEMM")
     g = _gemm_rate(df)
+    why = F.missing(df, "gemm")
+    if not why.empty:  # the derived index columns of the tables below, for the cases that did not run
+        why = why.assign(
+            mode=why["case"].str.rsplit("/", n=1).str[-1],
+            size=[
+                f"{a.get('m', '')}³"
+                for a in (dict(p.split(":", 1) for p in c.split("/")[3:] if ":" in p) for c in why["case"])
+            ],
+        )
     if not g.empty:
         ceil = g[g["op"] == "ceiling"].copy()
         frac = lambda r: F.spec_fraction(r["median"], r["card"], "compute", r["variant"])  # noqa: E731
@@ -45,7 +55,7 @@ def gemm_section(rs: ResultSet) -> Section:
                 (
                     "Measured compute roof: burst (best of the ceiling sweep) and sustained "
                     "(TFLOP/s or TOP/s, % of datasheet)",
-                    F.pivot_cells(ceil, ["variant", "mode"], lambda r: F.cell(r, 1e12, 1, frac(r))),
+                    F.pivot_cells(ceil, ["variant", "mode"], lambda r: F.cell(r, 1e12, frac(r)), why=why),
                 )
             )
         lt = g[g["op"].isin(["cublaslt", "torch"]) & (g["m"] == 8192) & (g["n"] == 8192) & (g["k"] == 8192)]
@@ -53,7 +63,7 @@ def gemm_section(rs: ResultSet) -> Section:
             sec.tables.append(
                 (
                     "cuBLASLt (and torch.matmul where measured) at 8192³ (TFLOP/s, % of datasheet)",
-                    F.pivot_cells(lt, ["op", "variant", "layout"], lambda r: F.cell(r, 1e12, 1, frac(r))),
+                    F.pivot_cells(lt, ["op", "variant", "layout"], lambda r: F.cell(r, 1e12, frac(r)), why=why),
                 )
             )
         lad = g[g["op"].str.startswith("ladder")].copy()
@@ -70,9 +80,9 @@ def gemm_section(rs: ResultSet) -> Section:
                         lad,
                         ["op", "size"],
                         lambda r: (
-                            F.fmt(r["median"], 1e12, 1)
-                            + (f" (×{r['ratio']:.2f})" if not math.isnan(r["ratio"]) else "")
+                            F.fmt(r["median"], 1e12) + (f" (×{r['ratio']:.2f})" if not math.isnan(r["ratio"]) else "")
                         ),
+                        why=why,
                     ),
                 )
             )
@@ -92,14 +102,18 @@ def gemm_section(rs: ResultSet) -> Section:
 
 
 def gemm_figure(g: pd.DataFrame):
+    """Bars: each card's best measured rate per precision; a black tick: its datasheet peak
+    (drawn where the card is in the datasheets)."""
     plt = pyplot()
     best = g.groupby(["card", "variant"])["median"].max().reset_index()
     if best.empty:
         return None
     cards = sorted(best["card"].unique())
     precs = [p for p in F.SPEC_PRECISION if p in set(best["variant"])]
-    fig, ax = plt.subplots(figsize=(max(7, 1.3 * len(precs) * len(cards)), 4.5))
+    fig, ax = plt.subplots(figsize=(min(PAGE_WIDTH_IN, 2.2 + 0.55 * len(precs) * len(cards)), 4.0))
     width = 0.8 / max(1, len(cards))
+    hatches = ["", "//", "..", "xx"]
+    drew_peak = False
     for ci, card in enumerate(cards):
         xs, ys, peaks = [], [], []
         for pi, p in enumerate(precs):
@@ -107,17 +121,22 @@ def gemm_figure(g: pd.DataFrame):
             if v.empty:
                 continue
             xs.append(pi + ci * width)
-            ys.append(float(v.iloc[0]) / 1e12)
+            ys.append(float(v.iloc[0]))
             spec = F.spec_for(card)
             pk = spec.peak_flops(F.SPEC_PRECISION[p]) if spec else None
-            peaks.append(pk / 1e12 if pk else math.nan)
-        ax.bar(xs, ys, width=width, label=f"{card}: measured")
-        ax.scatter(xs, peaks, marker="_", s=400, color="black", zorder=3, label="datasheet peak" if ci == 0 else None)
-    ax.set_xticks([i + width * (len(cards) - 1) / 2 for i in range(len(precs))], precs)
-    ax.set_ylabel("TFLOP/s (TOP/s for int8)")
+            peaks.append(pk if pk else math.nan)
+        ax.bar(xs, ys, width=width, label=card, hatch=hatches[ci % len(hatches)], edgecolor="white")
+        if any(not math.isnan(p) for p in peaks):
+            ax.scatter(
+                xs, peaks, marker="_", s=300, color="black", zorder=3, label=None if drew_peak else "datasheet peak"
+            )
+            drew_peak = True
+    ax.set_xticks([i + width * (len(cards) - 1) / 2 for i in range(len(precs))], precs, rotation=30, ha="right")
+    ax.set_ylabel("FLOP/s (OP/s for int8)")
     ax.set_yscale("log")
+    N.si_axis(ax, "y")
     ax.set_title("GEMM: best measured throughput per precision")
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.grid(True, axis="y", which="both", alpha=0.3)
     fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
@@ -125,8 +144,8 @@ def gemm_figure(g: pd.DataFrame):
 
 def roofline_figure(df: pd.DataFrame):
     """Per card: measured compute roofs (ceiling sweep, else best GEMM) per precision, the
-    measured HBM slope (largest cold STREAM case), ridge points, GEMM cases by intensity."""
-    plt = pyplot()
+    measured HBM slope (largest cold STREAM case), ridge points, GEMM cases by intensity. The
+    roofs and ridges are named in the legend, not beside the points (they overlap there)."""
     g = _library(_gemm_rate(df))
     s = stream_frame(df)
     if g.empty or s.empty:
@@ -135,37 +154,39 @@ def roofline_figure(df: pd.DataFrame):
     if not cards:
         return None
     ai = F.metric(df, "gemm", "arithmetic_intensity")[["file", "case", "median"]].rename(columns={"median": "ai"})
-    fig, axes = plt.subplots(1, len(cards), figsize=(7 * len(cards), 5), squeeze=False)
-    for ax, card in zip(axes[0], cards):
+    fig, axes = panels(len(cards), 5.0, 4.6)
+    for ax, card in zip(axes, cards):
         cold = s[(s["card"] == card) & (s["cache"] == "cold")]
         bw = cold[cold["bytes"] == cold["bytes"].max()]["median"].max()
         gc = g[g["card"] == card]
-        roofs = gc.groupby("variant")["median"].max()
+        roofs = gc.groupby("variant")["median"].max().sort_values(ascending=False)
         top = roofs.max() / bw  # the slope ends where the highest roof begins
-        ax.plot([0.1, top], [bw * 0.1, bw * top], color="black", label=f"HBM {bw / 1e9:.0f} GB/s (measured)")
+        ax.plot([0.1, top], [bw * 0.1, bw * top], color="black", label=f"HBM {N.number(bw / 1e9)} GB/s (measured)")
         pts = gc[gc["op"] == "cublaslt"].merge(ai, on=["file", "case"], how="left")
         for i, (prec, roof) in enumerate(roofs.items()):
-            color = f"C{i}"
+            color = f"C{i % 10}"
+            ls, marker = VARIANT_STYLES[i % len(VARIANT_STYLES)]
             ridge = roof / bw
-            ax.plot([ridge, 1e5], [roof, roof], color=color, linestyle="--", linewidth=1)
-            ax.plot([ridge], [roof], marker="o", color=color)
-            ax.annotate(
-                f"{prec}: {roof / 1e12:.0f} T, ridge {ridge:.0f} FLOP/B",
-                (ridge, roof),
-                fontsize=7,
-                xytext=(4, 4),
-                textcoords="offset points",
+            ax.plot(
+                [ridge, 1e5],
+                [roof, roof],
                 color=color,
+                linestyle=ls,
+                linewidth=1,
+                label=f"{prec}: {N.number(roof / 1e12)} TFLOP/s, ridge {N.number(ridge)} FLOP/B",
             )
+            ax.plot([ridge], [roof], marker=marker, color=color)
             p = pts[pts["variant"] == prec]
-            ax.scatter(p["ai"], p["median"], s=10, color=color, alpha=0.6)
+            ax.scatter(p["ai"], p["median"], s=8, color=color, alpha=0.5, marker=marker)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        N.si_axis(ax, "y")
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("FLOP/s")
         ax.set_title(f"Measured roofline: {card}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False, fontsize=7)
+    fig.set_size_inches(fig.get_size_inches()[0], fig.get_size_inches()[1] + 1.6)
     fig.set_layout_engine("tight")  # laid out as it is drawn
     return fig
 

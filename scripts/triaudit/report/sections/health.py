@@ -80,7 +80,13 @@ def health_section(rs: ResultSet) -> Section:
     if per_gpu:
         table = pd.DataFrame(per_gpu).sort_index()
         table.index.name = "counter"
-        sec.tables.append(("Per GPU: counters that moved or that the GPU cannot report (quiet ones left out)", table))
+        sec.tables.append(
+            (
+                "Per GPU: counters that moved or that the GPU cannot report (quiet ones left out; read through "
+                "NVML before and after every call of every case, on each GPU the case uses)",
+                table,
+            )
+        )
     if not rows.empty:
         moved = rows[rows["max"] > 0]
         if not moved.empty:
@@ -95,10 +101,6 @@ def health_section(rs: ResultSet) -> Section:
                 errs[["gpu", "case", "message"]].set_index(["gpu", "case"]),
             )
         )
-    sec.notes.append(
-        "Counters are read through NVML before and after every call of every case, on each GPU the case "
-        "uses; a counter a GPU cannot report is said so, never shown as 0."
-    )
     if not rows.empty:
         sec.csv = rows[["card", "run", "gpu", "case", "metric", "median", "max", "reps"]]
     return sec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from triaudit.report import frames as F
-from triaudit.report.section import Section, not_measured, pyplot
+from triaudit.report.section import VARIANT_STYLES, Section, not_measured, pyplot
 from triaudit.results.table import ResultSet
 
 
@@ -17,14 +17,19 @@ def launch_section(rs: ResultSet) -> Section:
         simple = t[t["op"].isin(["empty", "sync"])]
         if not simple.empty:
             sec.tables.append(
-                ("Per operation (µs)", F.pivot_cells(simple, ["op", "variant"], lambda r: F.cell(r, 1e-6, 2)))
+                (
+                    "Per operation (µs)",
+                    F.pivot_cells(simple, ["op", "variant"], lambda r: F.cell(r, 1e-6), why=F.missing(df, "launch")),
+                )
             )
         fus = F.with_int(t[t["op"] == "fusion"], "steps", "bytes")
         if not fus.empty:
             sec.tables.append(
                 (
                     "Fusion: time per chain (µs)",
-                    F.pivot_cells(fus, ["steps", "bytes", "variant"], lambda r: F.cell(r, 1e-6, 1)),
+                    F.pivot_cells(
+                        fus, ["steps", "bytes", "variant"], lambda r: F.cell(r, 1e-6), why=F.missing(df, "launch")
+                    ),
                 )
             )
     fit = pd.concat([F.metric(df, "launch", "per_kernel_s"), F.metric(df, "launch", "fixed_s")])
@@ -34,7 +39,9 @@ def launch_section(rs: ResultSet) -> Section:
         sec.tables.append(
             (
                 "Chains of 1–1000 empty kernels, line fit (µs)",
-                F.pivot_cells(fit, ["variant", "what"], lambda r: F.fmt(r["median"], 1e-6, 2)),
+                F.pivot_cells(
+                    fit, ["variant", "what"], lambda r: F.fmt(r["median"], 1e-6), why=F.missing(df, "launch")
+                ),
             )
         )
     chain = F.with_int(F.metric(df, "launch", "per_kernel_s"), "kernels")
@@ -43,9 +50,11 @@ def launch_section(rs: ResultSet) -> Section:
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(7, 4.2))
         drawn, note = F.plotted(chain)
+        variants = sorted(drawn["variant"].unique())
         for (card, variant), line in drawn.groupby(["card", "variant"]):
             line = line.sort_values("kernels")
-            ax.plot(line["kernels"], line["median"] * 1e6, marker="o", label=f"{card}: {variant}")
+            ls, marker = VARIANT_STYLES[variants.index(variant) % len(VARIANT_STYLES)]
+            ax.plot(line["kernels"], line["median"] * 1e6, marker=marker, linestyle=ls, label=f"{card}: {variant}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("kernels in the chain")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.report import frames as F
-from triaudit.report.section import Section, not_measured, pyplot
+from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
 from triaudit.results.table import ResultSet
 
 
@@ -27,16 +28,21 @@ def memcpy_section(rs: ResultSet) -> Section:
         sec.tables.append(
             (
                 "Largest size (GB/s, % of the PCIe link's theoretical per direction; d2d counts bytes once)",
-                F.pivot_cells(largest, ["op", "variant"], lambda r: F.cell(r, 1e9, 1, frac(r))),
+                F.pivot_cells(
+                    largest, ["op", "variant"], lambda r: F.cell(r, 1e9, frac(r)), why=F.missing(df, "memcpy")
+                ),
             )
         )
         lat = F.with_int(F.metric(df, "memcpy", "seconds_per_op"), "bytes")
+        lat = lat[lat["op"] != "overlap"]  # a copy timed beside a kernel: its own table below
         small = lat[lat["bytes"] == lat.groupby(["card", "op", "variant"])["bytes"].transform("min")]
         if not small.empty:
             sec.tables.append(
                 (
                     "Smallest size: time per copy (µs)",
-                    F.pivot_cells(small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6, 1)),
+                    F.pivot_cells(
+                        small, ["op", "variant", "bytes"], lambda r: F.cell(r, 1e-6), why=F.missing(df, "memcpy")
+                    ),
                 )
             )
         drawn, note = F.plotted(bw)
@@ -51,7 +57,12 @@ def memcpy_section(rs: ResultSet) -> Section:
         sec.tables.append(
             (
                 "Copy/compute overlap: fraction of the copy hidden behind a kernel of equal length",
-                F.pivot_cells(F.with_int(ov, "bytes"), ["variant", "bytes"], lambda r: f"{r['median']:.2f}"),
+                F.pivot_cells(
+                    F.with_int(ov, "bytes"),
+                    ["variant", "bytes"],
+                    lambda r: F.fmt(r["median"]),
+                    why=F.missing(df, "memcpy"),
+                ),
             )
         )
     sec.notes = not_measured(df, "memcpy")
@@ -59,22 +70,43 @@ def memcpy_section(rs: ResultSet) -> Section:
 
 
 def memcpy_figure(bw: pd.DataFrame):
-    plt = pyplot()
+    """Bandwidth against copy size, a panel per direction: colour = memory kind, line style = card."""
     groups = [g for g in ("h2d", "d2h", "bidir", "d2d") if g in set(bw["op"])]
     if not groups:
         return None
-    fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.2), squeeze=False, sharey=True)
-    for ax, op in zip(axes[0], groups):
+    plt = pyplot()
+    fig, axes = panels(len(groups), 5.0, 3.3)
+    cards = sorted(bw["card"].unique())
+    variants = sorted(bw["variant"].unique())
+    colors = dict(zip(variants, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 2))
+    styles = {card: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, card in enumerate(cards)}
+    titles = {
+        "h2d": "host to device",
+        "d2h": "device to host",
+        "bidir": "both directions at once",
+        "d2d": "device to device (bytes counted once)",
+    }
+    for ax, op in zip(axes, groups):
         sub = bw[bw["op"] == op]
         for (card, variant), line in sub.groupby(["card", "variant"]):
             line = line.sort_values("bytes")
-            ax.plot(line["bytes"], line["median"] / 1e9, marker="o", markersize=3, label=f"{card}: {variant}")
+            ls, marker = styles[card]
+            ax.plot(
+                line["bytes"],
+                line["median"],
+                marker=marker,
+                markersize=3,
+                linestyle=ls,
+                color=colors[variant],
+                label=f"{card}: {variant}",
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_xlabel("copy size (bytes)")
-        ax.set_ylabel("bandwidth (GB/s)")
-        ax.set_title(f"{op}")
+        N.size_axis(ax, "x")
+        N.si_axis(ax, "y")
+        ax.set_xlabel("copy size")
+        ax.set_ylabel("bandwidth (bytes/s)")
+        ax.set_title(titles[op])
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.set_layout_engine("tight")  # laid out as it is drawn
+    key_legends(fig, {v: colors[v] for v in variants}, styles, "memory", "card")
     return fig

@@ -20,7 +20,7 @@ import pandas as pd
 
 from triaudit.core.specs import match_card
 from triaudit.report import frames as F
-from triaudit.report.section import Section, pyplot
+from triaudit.report.section import Section, panels, pyplot
 from triaudit.results.table import ResultSet, plain
 
 TEST_ORDER = [
@@ -147,7 +147,7 @@ def links_table(ctx: dict, n: int) -> pd.DataFrame:
         extra += [f"CPUs {ctx[k]}" for k in (f"gpu_{i}_cpu_affinity",) if ctx.get(k) not in (None, "")]
         extra += [f"NVLink {ctx[k]} up" for k in (f"gpu_{i}_nvlink_links",) if ctx.get(k) not in (None, "")]
         t.loc[f"GPU{i}", "GPU"] = ctx.get(f"gpu_{i}_name", "")
-        t.loc[f"GPU{i}", "NUMA / CPUs / NVLink"] = ", ".join(extra)
+        t.loc[f"GPU{i}", "NUMA / CPUs / NVLink"] = ", ".join(extra) or "not in the run's context"
     t.index.name = "link"
     return t
 
@@ -161,11 +161,11 @@ def heatmap_figure(big: pd.DataFrame, test: str, labels: dict[str, str], context
     files = [f for f in labels if f in set(sub["file"])]
     if not files:
         return None
-    fig, axes = plt.subplots(1, len(files), figsize=(5.2 * len(files) + 1, 4.6), squeeze=False)
+    fig, flat = panels(len(files), 4.8, 4.4)
     cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd", over="#fde725", under="#30123b")
     norm = LogNorm(*HEATMAP_GBPS)
     im = None
-    for ax, f in zip(axes[0], files):
+    for ax, f in zip(flat, files):
         rows = sub[sub["file"] == f]
         n = _gpu_count(contexts.get(f, {}), rows)
         grid = [[math.nan] * n for _ in range(n)]
@@ -183,7 +183,7 @@ def heatmap_figure(big: pd.DataFrame, test: str, labels: dict[str, str], context
                 f"{v:.0f}" if v >= 10 else f"{v:.1f}",
                 ha="center",
                 va="center",
-                fontsize=7 if n <= 8 else 5,
+                fontsize=7 if n <= 8 else 6,
                 color="white" if v < 100 else "black",
             )
             if r.low:
@@ -195,7 +195,7 @@ def heatmap_figure(big: pd.DataFrame, test: str, labels: dict[str, str], context
         size = int(rows["bytes"].max())
         ax.set_title(f"{labels[f]}\n{size / 2**20:g} MiB per copy", fontsize=9)
     fig.suptitle(f"GPU→GPU {test} (GB/s; red box: below 80 % of its link type's median)", fontsize=10)
-    cbar = fig.colorbar(im, ax=list(axes[0]), extend="both")
+    cbar = fig.colorbar(im, ax=flat, extend="both")
     cbar.set_label(f"GB/s, fixed log scale {HEATMAP_GBPS[0]:g}–{HEATMAP_GBPS[1]:g} for every run")
     return fig
 

@@ -6,8 +6,9 @@ import math
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.report import frames as F
-from triaudit.report.section import Section, not_measured
+from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
 from triaudit.results.table import ResultSet, card_contexts, plain, records
 
 OPS = ["copy", "scale", "add", "triad", "dot"]
@@ -37,14 +38,8 @@ def stream_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell(row) -> str:
-    text = (
-        f"{row['gbps']:.0f} ±{row['spread_pct'] / 2:.1f}%"
-        if not math.isnan(row["spread_pct"])
-        else f"{row['gbps']:.0f}"
-    )
-    if not math.isnan(row.get("peak_fraction", math.nan)):
-        text += f" ({row['peak_fraction'] * 100:.0f}%)"
-    return text
+    pf = row.get("peak_fraction", math.nan)
+    return F.cell({"median": row["gbps"], "spread_pct": row["spread_pct"]}, 1.0, None if math.isnan(pf) else pf)
 
 
 def hbm_table(s: pd.DataFrame) -> pd.DataFrame:
@@ -68,7 +63,7 @@ def l2_table(s: pd.DataFrame, contexts: dict[str, dict]) -> pd.DataFrame:
     if fits.empty:
         return pd.DataFrame()
     best = fits.loc[fits.groupby(["card", "op", "type"], observed=True)["gbps"].idxmax()].copy()
-    best["cell"] = [f"{r['gbps']:.0f} (at {int(r['working_set_bytes']) >> 20} MiB)" for r in records(best)]
+    best["cell"] = [f"{N.number(r['gbps'])} (at {N.size(r['working_set_bytes'])})" for r in records(best)]
     return best.pivot_table(index=["op", "type"], columns="card", values="cell", aggfunc="first", observed=True)
 
 
@@ -89,69 +84,52 @@ def csv_table(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot_figure(df: pd.DataFrame, file_contexts: dict[str, dict]):
-    """Bandwidth against working-set size: panels fp32/fp64 x hot/cold, a line per card and
-    op, each card's L2 size marked. None when there is nothing to plot."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
-
+    """Bandwidth against working-set size: panels fp32/fp64 x hot/cold, colour = operation,
+    line style = card, each card's L2 size marked. None when there is nothing to plot."""
     s = stream_frame(df)
     if not s.empty:  # log axes: only what has a positive size and bandwidth (older files lack the size)
         s = s[(s["working_set_bytes"] > 0) & (s["gbps"] > 0)]
     if s.empty:
         return None
+    plt = pyplot()
     contexts = card_contexts(df, file_contexts)
     types = [t for t in ("fp32", "fp64") if t in set(s["type"])]
     caches = [c for c in ("hot", "cold") if c in set(s["cache"])]
-    fig, axes = plt.subplots(
-        len(types), len(caches), figsize=(6.5 * len(caches), 4.5 * len(types)), squeeze=False, sharey=True
-    )
+    combos = [(t, c) for t in types for c in caches]
+    fig, axes = panels(len(combos), 5.0, 3.4, sharey=True)
     cards = sorted(s["card"].unique())
-    styles = ["-", "--", ":", "-."]
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, t in enumerate(types):
-        for j, c in enumerate(caches):
-            ax = axes[i][j]
-            sub = s[(s["type"] == t) & (s["cache"] == c)]
-            for ci, card in enumerate(cards):
-                for oi, op in enumerate(OPS):
-                    line = sub[(sub["card"] == card) & (sub["op"] == op)].sort_values("working_set_bytes")
-                    if line.empty:
-                        continue
-                    ax.plot(
-                        line["working_set_bytes"] / 2**20,
-                        line["gbps"],
-                        marker="o",
-                        markersize=3,
-                        linestyle=styles[ci % len(styles)],
-                        color=colors[oi % len(colors)],
-                        label=f"{card}: {op}",
-                    )
-                l2 = contexts.get(card, {}).get("l2_bytes")
-                if l2:
-                    ax.axvline(float(l2) / 2**20, color="grey", linestyle=styles[ci % len(styles)], linewidth=1)
-                    ax.annotate(
-                        f"L2 {card}",
-                        (float(l2) / 2**20, 0.02),
-                        xycoords=("data", "axes fraction"),
-                        rotation=90,
-                        fontsize=7,
-                        color="grey",
-                        ha="right",
-                    )
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.set_title(f"STREAM {t}, {c} ({'L2 flushed before each op' if c == 'cold' else 'data left in L2'})")
-            ax.set_xlabel("working set (MiB, arrays touched × array size)")
-            ax.set_ylabel("bandwidth (GB/s, 1e9 B/s)")
-            ax.grid(True, which="both", alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(5, max(1, len(labels))), fontsize=8)
-    fig.set_layout_engine("tight", rect=(0, 0.06 + 0.02 * (len(labels) // 5), 1, 1))  # laid out as drawn
+    colors = dict(zip(OPS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    styles = {card: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, card in enumerate(cards)}
+    for ax, (t, c) in zip(axes, combos):
+        sub = s[(s["type"] == t) & (s["cache"] == c)]
+        for card in cards:
+            ls, marker = styles[card]
+            for op in OPS:
+                line = sub[(sub["card"] == card) & (sub["op"] == op)].sort_values("working_set_bytes")
+                if line.empty:
+                    continue
+                ax.plot(
+                    line["working_set_bytes"],
+                    line["median"],
+                    marker=marker,
+                    markersize=3,
+                    linestyle=ls,
+                    color=colors[op],
+                    label=f"{card}: {op}",
+                )
+            l2 = contexts.get(card, {}).get("l2_bytes")
+            if l2:
+                ax.axvline(float(l2), color="grey", linestyle=ls, linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        N.size_axis(ax, "x")
+        N.si_axis(ax, "y")
+        ax.set_title(f"{t}, {c}: {'L2 flushed before each op' if c == 'cold' else 'data left in L2'}")
+        ax.set_xlabel("working set (arrays touched × array size)")
+        ax.set_ylabel("bandwidth (bytes/s)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.text(0.01, 0.02, "grey: each card's L2 size", transform=ax.transAxes, fontsize=7, color="grey")
+    key_legends(fig, {op: colors[op] for op in OPS if op in set(s["op"])}, styles, "operation", "card")
     return fig
 
 
@@ -168,7 +146,7 @@ def stream_section(rs: ResultSet) -> Section:
             ds = F.pivot_cells(
                 big[big["op"].isin(["copy", "triad"])],
                 ["op", "type"],
-                lambda r: F.cell(r, 1e9, 0, F.spec_fraction(r["median"], r["card"], "bandwidth")),
+                lambda r: F.cell(r, 1e9, F.spec_fraction(r["median"], r["card"], "bandwidth")),
             )
             if not ds.empty:
                 sec.tables.append(("HBM against the datasheet bandwidth (GB/s, % of datasheet)", ds))
