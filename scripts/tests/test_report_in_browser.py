@@ -54,7 +54,13 @@ def test_two_card_report_reads_well_in_a_browser(tmp_path):
     _assert_reads_well(found)
     drawn = {img["src"] for img in found["images"]}
     # Every corner the synthetic cards have is drawn.
-    for stem in ("stream_bandwidth", "gemm_by_precision", "memcpy_bandwidth", "launch_eager_vs_graph"):
+    for stem in (
+        "summary_triangle",
+        "stream_bandwidth",
+        "gemm_by_precision",
+        "memcpy_bandwidth",
+        "launch_eager_vs_graph",
+    ):
         assert any(stem in name for name in drawn), (stem, sorted(drawn))
     browser.screenshot(_html(tmp_path / "rep"), _artifacts(tmp_path) / "report_two_cards.png")
 

@@ -102,8 +102,6 @@ def basis_from_spec(spec: CardSpec) -> Basis:
 
 def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
     """Measured figures from result files; the datasheet of the matching card fills the gaps."""
-    import pandas as pd  # here, not at the top: doctor and run must work without pandas
-
     from triaudit.results.table import load_table, plain
 
     df = load_table(paths)
@@ -117,6 +115,14 @@ def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
         raise PlanError(f"the given runs hold several cards ({', '.join(cards)}): plan one card at a time")
     card = cards[0]
     spec = card_by_key(card_key) if card_key else match_card(card)
+    return basis_from_rows(ok, card, spec)
+
+
+def basis_from_rows(ok, card: str, spec: CardSpec | None) -> Basis:
+    """The measured figures of one card's measured rows (`ok`: plain text, status ok), the
+    datasheet of `spec` filling the gaps."""
+    import pandas as pd  # here, not at the top: doctor and run must work without pandas
+
     b = basis_from_spec(spec) if spec else Basis(card=card)
     b.card = card
 

@@ -238,6 +238,7 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_
     secs = sections.all_sections(rs, prices=prices) if not df.empty else []  # prices: sections/cost.py Prices
     names = (
         ["report.md", "report.html"]
+        + (["summary.md"] if any(s.key == "summary" and s.tables for s in secs) else [])
         + [f"{s.key}.csv" for s in secs if s.csv is not None and not s.csv.empty]
         + [f"{stem}.png" for s in secs for stem, _, _ in s.figures]
         + (["tidy.csv"] if tidy_csv else [])
@@ -279,6 +280,9 @@ def _write_files(folder: ReportFolder, rs: ResultSet, header: list[str], secs: l
             body += [f"<h3>{_inline(caption)}</h3>", _html_table(t)]
             if under:
                 body.append(f"<p class='runs'>{_inline(under)}</p>")
+        for para in s.paragraphs:
+            md += [para, ""]
+            body.append(f"<p>{_inline(para)}</p>")
         for stem, caption, _fig in s.figures:
             if stem in drawn:
                 d = drawn[stem]
@@ -302,6 +306,9 @@ def _write_files(folder: ReportFolder, rs: ResultSet, header: list[str], secs: l
             s.csv.to_csv(folder.path(f"{s.key}.csv"), index=False)
             written.append(folder.out / f"{s.key}.csv")
     written.insert(0, folder.write("report.md", "\n".join(md) + "\n"))
+    summary = next((s for s in secs if s.key == "summary" and s.tables), None)
+    if summary is not None:  # the summary alone, ready to publish
+        written.append(folder.write("summary.md", _summary_md(summary, header, shown, drawn)))
     page = (
         "<!doctype html><html><head><meta charset='utf-8'><title>triaudit report</title><style>"
         "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
@@ -315,6 +322,16 @@ def _write_files(folder: ReportFolder, rs: ResultSet, header: list[str], secs: l
         _write_tidy(rs.table, folder.path("tidy.csv"))
         written.append(folder.out / "tidy.csv")
     return written
+
+
+def _summary_md(s, header: list[str], shown, drawn: dict) -> str:
+    md = ["# triaudit summary", "", header[2] if len(header) > 2 else "", ""]
+    for caption, t in s.tables:
+        under = _runs_under(t, shown)
+        md += [f"## {caption}", "", _md_table(t), ""] + ([under, ""] if under else [])
+    md += [x for p in s.paragraphs for x in (p, "")]
+    md += [x for stem, caption, _ in s.figures if stem in drawn for x in (f"![{caption}]({stem}.png)", "")]
+    return "\n".join(md) + "\n"
 
 
 def _write_tidy(df: pd.DataFrame, path: Path) -> None:

@@ -22,6 +22,7 @@ from triaudit.report.sections import (
     published,
     stream,
 )
+from triaudit.report.sections.summary import section as summary
 from triaudit.results.table import ResultSet
 
 
@@ -41,7 +42,13 @@ def all_sections(rs: ResultSet, prices=None) -> list[Section]:
     secs.append(energy.energy_section(rs))  # burst vs sustained, power, perf per watt
     secs.append(health.health_section(rs))  # hardware error counters over the run
     secs.append(other.other_section(rs))  # a plain Google Benchmark file's own cases
-    secs += [cost.cost_section(rs, prices)] if prices is not None else []  # report --prices
+    if prices is not None and not isinstance(prices, cost.Prices):
+        prices = cost.load_prices(prices)
+    priced = cost.cost_section(rs, prices) if prices is not None else None  # report --prices
+    secs += [priced] if priced is not None else []
+    # The summary comes first: each card's triangle, from the same rows as the sections after it.
+    currency = prices.currency if prices is not None else "USD"
+    secs.insert(0, summary.summary_section(rs, priced.csv if priced is not None else None, currency))
     drawn, note = F.plotted(rs.table)
     fig = gemm.roofline_figure(drawn)
     if fig is not None:

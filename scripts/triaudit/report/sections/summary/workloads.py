@@ -1,0 +1,164 @@
+"""Which corner binds a few named workloads on each card, from its measured figures through the
+plan's model (plan/model.py): LLM decode at batch 1 and at the batch that fills the card's memory,
+a prefill, and a training step with its gradient allreduce. Each workload states its parameters;
+each answer names the corner that sets its time and the figure it rests on. A figure the run did
+not measure comes from the datasheet and the answer says so."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from triaudit.core.specs import match_card
+from triaudit.plan import model as P
+from triaudit.plan.models import MODELS
+from triaudit.results.table import ResultSet, plain
+
+DECODE_MODEL = MODELS["llama-3-70b"]
+CONTEXT = 8192  # tokens held per sequence in the KV cache
+KV_BYTES = 2.0  # KV cache in BF16
+PREFILL_TOKENS = 8192
+TRAIN_MODEL = MODELS["llama-3-8b"]
+TRAIN_TOKENS_PER_GPU = 8 * 8192  # tokens per GPU per step: 8 sequences of 8192
+
+
+@dataclass
+class Workload:
+    name: str
+    parameters: str
+    answer: Callable[[P.Basis, int], str]  # (the card's figures, GPUs in its allreduce) -> the answer
+
+
+def _src(f: P.Figure | None) -> str:
+    return "" if f is None or f.source.startswith("measured") else " (datasheet figure: not measured)"
+
+
+def _flops(b: P.Basis, names: list[str]) -> tuple[P.Figure | None, str]:
+    """The first of `names` the run measured, else the first the datasheet has."""
+    for measured in (True, False):
+        for n in names:
+            f = b.flops.get(n)
+            if f is not None and f.source.startswith("measured") == measured:
+                return f, n
+    return None, ""
+
+
+def _decode(b: P.Basis, batch_fills: bool) -> str:
+    m = DECODE_MODEL
+    if b.mem_bw is None:
+        return "no HBM bandwidth figure"
+    params = m.params()
+    weights = params * 1.0  # FP8: one byte per weight
+    kv_seq = P.kv_bytes_per_token(m.layers, m.kv_heads, m.dim, KV_BYTES) * CONTEXT
+    mem = b.memory_bytes.value if b.memory_bytes else None
+    gpus = (P.gpus_to_fit(weights + kv_seq, mem) or 0) if mem else 1
+    if gpus == 0:
+        return "does not fit on 64 GPUs"
+    flops, prec = _flops(b, P.DECODE_COMPUTE["fp8"])
+    note = ""
+    if flops is None:
+        flops, prec = _flops(b, ["bf16", "fp16"])
+        note = f"; no FP8 compute: {prec} used" if flops else "; no compute figure: bandwidth alone"
+    d = P.Decode(
+        weights, kv_seq, b.mem_bw.value * gpus, flops.value * gpus if flops else None, params, (mem or 0) * gpus or None
+    )
+    on = f" on {gpus} GPUs (the weights and one sequence's cache do not fit on one)" if gpus > 1 else ""
+    if not batch_fills:
+        t = d.step_s(1)
+        return f"{d.bound(1)}-bound, ≈ {1 / t:,.0f} token/s{on} at the measured HBM bandwidth{_src(b.mem_bw)}{note}"
+    batch = d.max_batch_memory()
+    if batch is None:
+        return "memory size unknown: no batch that fills it"
+    if batch < 1:
+        return "the weights leave no room for a sequence's KV cache"
+    t = d.step_s(batch)
+    return (
+        f"batch {batch:,}: {d.bound(batch)}-bound, ≈ {batch / t:,.0f} token/s in all, "
+        f"{1 / t:,.1f} per user{on}{_src(b.mem_bw)}{note}"
+    )
+
+
+def _prefill(b: P.Basis, _gpus: int) -> str:
+    m = DECODE_MODEL
+    flops, prec = _flops(b, P.DECODE_COMPUTE["fp8"] + ["bf16", "fp16"])
+    if flops is None or b.mem_bw is None:
+        return "needs a compute and a bandwidth figure"
+    work = 2.0 * m.params() * PREFILL_TOKENS  # the weights' FLOPs; attention's are left out
+    moved = m.params() * 1.0 + P.kv_bytes_per_token(m.layers, m.kv_heads, m.dim, KV_BYTES) * PREFILL_TOKENS
+    rf = P.roofline(work, moved, flops.value, b.mem_bw.value)
+    t = rf["time_floor_s"]
+    return (
+        f"{rf['bound']}-bound ({rf['intensity_flop_per_byte']:,.0f} FLOP/byte against a ridge of "
+        f"{rf['ridge_flop_per_byte']:,.0f}), ≈ {t * 1e3:,.0f} ms at the {prec} ceiling{_src(flops)}"
+    )
+
+
+def _training(b: P.Basis, gpus: int) -> str:
+    m = TRAIN_MODEL
+    flops = b.flops.get("bf16")
+    if flops is None:
+        return "no BF16 compute figure"
+    compute_s = 6.0 * m.params() * TRAIN_TOKENS_PER_GPU / flops.value
+    if gpus < 2 or b.allreduce_busbw is None or not b.allreduce_busbw.value:
+        return f"compute ≈ {compute_s:,.2f} s per step{_src(flops)}; no allreduce between GPUs measured"
+    ar_s = P.ring_allreduce(2.0 * m.params(), gpus, b.allreduce_busbw.value)["time_s"]
+    bound = "compute" if compute_s >= ar_s else "movement (allreduce)"
+    return (
+        f"{bound}-bound: GEMM ≈ {compute_s:,.2f} s, gradient allreduce ≈ {ar_s:,.2f} s on {gpus} GPUs "
+        f"(not overlapped){_src(flops)}"
+    )
+
+
+WORKLOADS = [
+    Workload(
+        f"{DECODE_MODEL.name} decode, batch 1",
+        f"FP8 weights (1 byte), BF16 KV cache of {CONTEXT:,} tokens; tensor-parallel over as many GPUs as the "
+        "weights need, communication not counted",
+        lambda b, g: _decode(b, False),
+    ),
+    Workload(
+        f"{DECODE_MODEL.name} decode, the batch that fills memory",
+        f"as batch 1; as many sequences of {CONTEXT:,} tokens as fit beside the weights",
+        lambda b, g: _decode(b, True),
+    ),
+    Workload(
+        f"{DECODE_MODEL.name} prefill",
+        f"{PREFILL_TOKENS:,} prompt tokens in FP8 (2 × parameters FLOP per token; weights read once, KV written)",
+        _prefill,
+    ),
+    Workload(
+        f"{TRAIN_MODEL.name} training step",
+        f"BF16, data parallel over the GPUs of the run's allreduce, {TRAIN_TOKENS_PER_GPU:,} tokens per GPU "
+        "(6 × parameters FLOP per token at the measured BF16 ceiling); BF16 gradients allreduced once "
+        "at the measured busbw",
+        _training,
+    ),
+]
+
+
+def _allreduce_gpus(ok) -> int:
+    if ok.empty:
+        return 1
+    r = ok[(ok["corner"] == "allreduce") & (ok["metric"] == "ranks")]
+    v = r["median"].max() if not r.empty else math.nan
+    return int(v) if v == v else 1
+
+
+def binding(rs: ResultSet, cards: list[str]) -> dict[str, dict[str, str]]:
+    """{workload name: {card: answer}}."""
+    df = rs.table
+    out: dict[str, dict[str, str]] = {w.name: {} for w in WORKLOADS}
+    rows_of = df.groupby("card", observed=True, sort=False).indices  # one pass, not one per card
+    for card in cards:
+        mine = df.iloc[rows_of.get(card, [])]
+        ok = plain(mine[mine["status"] == "ok"])
+        spec = match_card(card)
+        if ok.empty:
+            basis = P.basis_from_spec(spec) if spec else P.Basis(card=card)
+        else:
+            basis = P.basis_from_rows(ok, card, spec)
+        gpus = _allreduce_gpus(ok)
+        for w in WORKLOADS:
+            out[w.name][card] = w.answer(basis, gpus)
+    return out
