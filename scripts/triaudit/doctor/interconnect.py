@@ -13,6 +13,7 @@ pairs without NVLink by design, sockets between nodes) leave the exit code alone
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections import defaultdict
@@ -58,7 +59,7 @@ def load_topology(path: Path) -> T.Topology:
 
 def load_nccl_log(path: Path) -> N.NcclLog:
     log = N.parse_nccl_log(read_text(path, "--nccl-log"), str(path))
-    if not log.info_lines and not log.warns:
+    if not log.info_lines and not log.warns and not log.fatal:
         raise InputError(f"--nccl-log {path}: no `NCCL INFO` line in it (was it run with NCCL_DEBUG=INFO?)")
     return log
 
@@ -174,6 +175,7 @@ def judge_nccl(log: N.NcclLog, topo: T.Topology | None = None, bus_to_gpu: dict[
             "CUDA_DEVICE_ORDER=PCI_BUS_ID, or give a log of NCCL 2.19+ (it names NVML indices)"
         )
 
+    _judge_failures(log, f)
     _channel_summary(log, f)
     _judge_paths(log, topo, f, intra, nv, machine_nvlink, ring_possible, link_matrix)
     _judge_network(log, f, remote)
@@ -217,8 +219,40 @@ def _channel_summary(log: N.NcclLog, f: T.Findings) -> None:
         )
     if log.env:
         f.rows["environment"] = ", ".join(f"{k}={v}" for k, v in sorted(log.env.items()))
-    for w in log.warns[:3]:
+    fatal = {x.message for x in log.fatal if x.nccl_warn}
+    shown = {w: re.sub(r"0x[0-9a-fA-F]+", "0x…", w) for w in log.warns}
+    harmless = list(dict.fromkeys(w for w in log.warns if shown[w] not in fatal and not N.is_fatal_warn(w)))
+    for w in harmless[:3]:
         f.warnings.append(f"NCCL WARN: {w}")
+    if len(harmless) > 3:
+        f.warnings.append(f"NCCL WARN: {len(harmless) - 3} more distinct WARN message(s) in the log")
+
+
+MAX_FAILURES = 5
+
+
+def _judge_failures(log: N.NcclLog, f: T.Findings) -> None:
+    """A run that died is a problem whatever its path: each distinct fatal line, where it is."""
+    for x in log.fatal[:MAX_FAILURES]:
+        what = f"NCCL WARN {x.message}" if x.nccl_warn else x.message
+        where = f"line {x.line}" + (f", {x.where}" if x.where else "") + (f"; {x.count} times" if x.count > 1 else "")
+        if len(x.on) > 1:
+            where += f", on {', '.join(x.on)}"
+        then = f"; then {x.returned} returned up the call stack" if x.returned else ""
+        f.problems.append(f"the run failed: `{what}` ({where}{then})")
+    if len(log.fatal) > MAX_FAILURES:
+        rest = log.fatal[MAX_FAILURES:]
+        f.problems.append(
+            f"the run failed: and {len(rest)} more distinct fatal line(s), the first at line {rest[0].line}"
+        )
+    if log.fatal and log.connections:
+        f.notes.append("the run died: the connections above are the ones NCCL had set up before it")
+    if not log.fatal and log.error_returns:
+        line, where, code = log.error_returns[0]
+        f.warnings.append(
+            f"NCCL returned {code} at {where} (line {line}, {len(log.error_returns)} trace line(s)) with no WARN "
+            "before it: a call failed; whether the run survived it the log does not say"
+        )
 
 
 def _judge_paths(log, topo, f, intra, nv, machine_nvlink, ring_possible, link_matrix) -> None:
@@ -458,7 +492,7 @@ def check(
                 out.rows["nccl path"] = {"not checked": how}
             else:
                 log = N.parse_nccl_log(text, how)
-                if not log.info_lines:
+                if not log.info_lines and not log.fatal:
                     tail = " | ".join(text.strip().splitlines()[-3:])[:300]
                     out.warnings.append(
                         f"the allreduce run printed no NCCL INFO line, NCCL's path not checked: {how}: {tail}"

@@ -52,6 +52,26 @@ _GRAPH = re.compile(
 _ENV = re.compile(r"^(?P<name>NCCL_\w+) set by environment to (?P<value>.*?)\.?\s*$")
 _VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+\.\d+)")
 _NET_VIA = re.compile(r"^NET/(?P<name>.+?)/(?P<dev>\d+)(?:\((?P<proxy>\d+)\))?(?P<rest>.*)$")
+# A run that died: NCCL's WARNs that only a failure prints (CUDACHECK's "Cuda failure", the result
+# strings, "fatal"), nccl-tests' own failure lines, and NCCLCHECK's "file.cc:line -> N" trace, which
+# NCCL prints only for a call that returned an error (N = ncclResult_t; 7, ncclInProgress, is none).
+_FATAL_WARN = re.compile(
+    r"cuda failure|unhandled (?:system|cuda) error|\bfatal\b|got completion from peer|call to \S+ failed", re.I
+)
+_TEST_FAILURE = re.compile(r"\S+: Test (?:NCCL|CUDA) failure .*|Invalid number of GPUs: .*")
+_FAILURE_HOST = re.compile(r"^(\S+): (Test (?:NCCL|CUDA) failure .*)$")
+_NIC = re.compile(r"\b[a-z][a-z0-9]*_\d+:\d+\b")  # mlx5_3:1
+_TRACE = re.compile(r"^(?P<where>\S+:\d+) -> (?P<code>[1-6])\b")
+_THREAD = re.compile(r"(?:^|\s)(?P<thread>[^\s:\[\]]+:\d+:\d+) \[\d+\]")
+_WHERE = re.compile(r"(?P<where>\S+:\d+) NCCL WARN")
+RESULTS = {
+    1: "ncclUnhandledCudaError",
+    2: "ncclSystemError",
+    3: "ncclInternalError",
+    4: "ncclInvalidArgument",
+    5: "ncclInvalidUsage",
+    6: "ncclRemoteError",
+}
 
 
 @dataclass
@@ -68,6 +88,19 @@ class Connection:
     via: str  # everything after "via", as printed
     host: str = ""
     via_rank: int | None = None  # P2P/indirect's intermediate rank
+
+
+@dataclass
+class Fatal:
+    """A line that says the run failed: an NCCL WARN (with where NCCL printed it) or nccl-tests' own."""
+
+    line: int
+    message: str  # as printed; addresses (0x...) shown as 0x… so ranks' lines group
+    nccl_warn: bool
+    where: str = ""
+    count: int = 1
+    returned: str = ""  # the error NCCL returned up the call stack after it, "ncclSystemError (2)"
+    on: list = field(default_factory=list)  # the hosts (nccl-tests) or NICs (NET/IB) it was printed for
 
 
 @dataclass
@@ -95,6 +128,8 @@ class NcclLog:
     no_ib_device: bool = False
     nvls_tree: bool = False
     warns: list = field(default_factory=list)  # NCCL WARN messages
+    fatal: list = field(default_factory=list)  # Fatal, one per distinct message, in order of first line
+    error_returns: list = field(default_factory=list)  # (line, file:line, code) of traces after no WARN
     info_lines: int = 0
 
     @property
@@ -124,20 +159,80 @@ def _kind(via: str) -> tuple[str, str, int | None]:
     return t, head[0], None
 
 
+class _Failures:
+    """Collects the fatal lines of a log as it is read; a WARN that is not fatal by its words is one
+    when its thread then returns an error up the call stack (the `-> N` trace)."""
+
+    def __init__(self, log: NcclLog):
+        self.log = log
+        self.by_key: dict[str, Fatal] = {}
+        self.last_warn: dict[str, tuple] = {}  # thread -> (line, message, where, Fatal | None) of its last WARN
+
+    def add(self, line: int, message: str, nccl_warn: bool, where: str = "", returned: str = "") -> Fatal:
+        """One more line of a failure: ranks print the same one with their own host, NIC or address."""
+        shown = re.sub(r"0x[0-9a-fA-F]+", "0x…", message)
+        key, on = shown, ""
+        host = _FAILURE_HOST.match(shown)
+        if host and not nccl_warn:
+            on, key = host.group(1), host.group(2)
+        nic = _NIC.search(key)
+        if nic:
+            on, key = nic.group(0), key.replace(nic.group(0), "<nic>")
+        f = self.by_key.get(key)
+        if f is None:
+            f = self.by_key[key] = Fatal(line, shown, nccl_warn, where, 0, returned)
+            self.log.fatal.append(f)
+        f.count += 1
+        if on and on not in f.on:
+            f.on.append(on)
+        return f
+
+    def warn(self, line: int, raw: str, msg: str) -> None:
+        w, t = _WHERE.search(raw), _THREAD.search(raw)
+        where = w.group("where") if w else ""
+        fatal = self.add(line, msg, True, where) if _FATAL_WARN.search(msg) else None
+        if t:
+            self.last_warn[t.group("thread")] = (line, msg, where, fatal)
+
+    def info(self, line: int, raw: str, msg: str) -> None:
+        m = _TRACE.match(msg)
+        if not m:
+            return
+        code = int(m.group("code"))
+        returned = f"{RESULTS[code]} ({code})"
+        t = _THREAD.search(raw)
+        thread = t.group("thread") if t else ""
+        warned = self.last_warn.get(thread)
+        if warned is None:  # an error with no WARN before it on this thread
+            self.log.error_returns.append((line, m.group("where"), returned))
+            return
+        fatal = warned[3]
+        if fatal is None:  # the first trace after this WARN: the WARN was the failure
+            fatal = self.add(warned[0], warned[1], True, warned[2])
+            self.last_warn[thread] = (*warned[:3], fatal)
+        fatal.returned = fatal.returned or returned
+
+
 def parse_nccl_log(text: str, source: str = "NCCL log") -> NcclLog:
     log = NcclLog(source)
-    for raw in (text or "").splitlines():
+    failures = _Failures(log)
+    for lineno, raw in enumerate((text or "").splitlines(), 1):
         v = _VERSION.search(raw)
         if v and not log.version:
             log.version = v.group("v")
         m = _PREFIX.search(raw)
         if not m:
+            t = _TEST_FAILURE.search(raw)
+            if t:
+                failures.add(lineno, t.group(0).strip(), False)
             continue
         host, msg, level = m.group("host") or "", m.group("msg").strip(), m.group("level")
         if level == "WARN":
             log.warns.append(msg)
+            failures.warn(lineno, raw, msg)
             continue
         log.info_lines += 1
+        failures.info(lineno, raw, msg)
         c = _CHANNEL.match(msg)
         if c:
             transport, kind, via_rank = _kind(c.group("via"))
@@ -252,3 +347,8 @@ def ranges(values) -> str:
         out.append(str(vals[k]) if j == k else f"{vals[k]}-{vals[j]}")
         k = j + 1
     return ", ".join(out)
+
+
+def is_fatal_warn(message: str) -> bool:
+    """A WARN only a failure prints (the promoted ones, after an error trace, are in NcclLog.fatal)."""
+    return bool(_FATAL_WARN.search(message))

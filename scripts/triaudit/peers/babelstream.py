@@ -1,5 +1,5 @@
 """BabelStream: its text table (Function  MBytes/sec  Min (sec)  Max  Average, in every unit it
-prints), the triad-only summary, and its `--csv` output.
+prints), the triad-only summary, and its `--csv` output (babelstream_csv.py).
 
 The bandwidth column is BabelStream's statistic (statistics.babelstream): bytes moved / the minimum
 host-timed run, first run dropped; BabelStream counts bytes as STREAM and triaudit do (copy, mul,
@@ -8,60 +8,31 @@ the array size rounded to 0.1 MB: the size argument is exact only from `--csv`, 
 elements", or when a single power of two of elements fits the rounding (BabelStream's default sizes
 are powers of two), and the context says which. Lines reporting a failed validation make the
 affected kernels error entries.
+
+Every programming model is read: the device from its `Using <model> device <name>` line (Thrust's
+`device:` with a colon), or none where the model prints none (OpenMP on a CPU, TBB, std-*). A file
+holding several runs (one `BabelStream` title each) keeps them all: runs of one model are
+repetitions, runs of different models get a `model:` argument. A run under a profiler (Nsight
+Compute's `==PROF==` lines, nvprof's `==<pid>==`) is no measurement: a profiled kernel replays
+once per metric pass (in the real log the profiled Add and Triad print some 2000x less than
+Copy), the others run serialised, so every kernel is an error entry naming the profiler and the
+figure printed. A run that died before its table is refused naming the error line.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
-from triaudit.peers import statistics
+from triaudit.peers import babelstream_csv, statistics
+from triaudit.peers.babelstream_common import DEVICE, OPS, TOOL, TYPES, add_case, common, unit_factor, validation_errors
 from triaudit.peers.model import PeerCase, PeerRun, refuse
-
-TOOL = "babelstream"
-
-OPS = {
-    "Copy": ("copy", 2),
-    "Mul": ("scale", 2),
-    "Add": ("add", 3),
-    "Triad": ("triad", 3),
-    "Dot": ("dot", 2),
-    "Nstream": ("nstream", 4),
-}
-TYPES = {"float": "fp32", "double": "fp64", 4: "fp32", 8: "fp64"}
-UNITS = {
-    "mbytes": 1e6,
-    "mb": 1e6,
-    "mibytes": 2.0**20,
-    "mib": 2.0**20,
-    "gbytes": 1e9,
-    "gb": 1e9,
-    "gibytes": 2.0**30,
-    "gib": 2.0**30,
-    "tb": 1e12,
-    "tib": 2.0**40,
-}
 
 _ARRAY = re.compile(r"^Array size:\s*([0-9.]+)\s*(MB|MiB|GB|GiB|TB|TiB)")
 _RUNNING = re.compile(r"^Running\b.*?(\d+)\s+times")
-
-
-def _unit_factor(text: str) -> float | None:
-    t = text.strip().lower().replace("/sec", "").replace("/s", "").replace("_per_sec", "")
-    t = t.removeprefix("max_")
-    return UNITS.get(t)
-
-
-def _validation_errors(lines: list[str]) -> dict[str, str]:
-    """kernel label (or "*" for all) -> message, from BabelStream's validation lines."""
-    out: dict[str, str] = {}
-    for s in (x.strip() for x in lines):
-        if s.startswith("Validation failed on sum") or s.startswith("FAILED validation of sum"):
-            out["Dot"] = s
-        elif s.startswith("Validation failed on") or s.startswith("FAILED validation of"):
-            out.setdefault("*", s)
-    return out
+_PROFILER = re.compile(r"^==PROF==|^==\d+== NVPROF")  # Nsight Compute; nvprof opens with "NVPROF is profiling"
+_PROFILED = re.compile(r'^==PROF== Profiling "([^"]+)"')
+_ERROR = re.compile(r"^(Error|ERROR|error)\b.*|^terminate called .*|^Exception: .*")
 
 
 def _array_bytes_from_text(run: PeerRun, mb: float, unit: str, elements: int | None, size_of: int) -> int | None:
@@ -85,9 +56,11 @@ def _array_bytes_from_text(run: PeerRun, mb: float, unit: str, elements: int | N
     return None
 
 
-def read_text(path: Path, text: str) -> PeerRun:
+def _read_one(path: Path, lines: list[str]) -> PeerRun:
+    """One run: `lines` are the file's, the other runs' blanked, so line numbers stay the file's."""
     run = PeerRun(tool=TOOL, source=path, statistic="")
-    lines = text.splitlines()
+    printed: dict[str, str] = {}  # kernel label -> its bandwidth as printed
+    profiler: dict = {}
     num_times = None
     order = "Classic"
     triad_only = False
@@ -114,10 +87,12 @@ def read_text(path: Path, text: str) -> PeerRun:
         elif _ARRAY.match(s):
             m = _ARRAY.match(s)
             array = (float(m.group(1)), m.group(2))
-        elif (
-            s.startswith("Using CUDA device") or s.startswith("Using HIP device") or s.startswith("Using OpenCL device")
-        ):
-            run.gpu_name = s.split("device", 1)[1].strip()
+        elif DEVICE.match(s):
+            m = DEVICE.match(s)
+            run.gpu_name = m.group(2)
+            run.context["device_from"] = f"Using {m.group(1)} device" if m.group(1) else "Using device"
+        elif _PROFILER.match(s):
+            _profiler_line(profiler, s, k + 1)
         elif s.startswith("Driver:"):
             run.context["driver"] = s.split(":", 1)[1].strip()
         elif s.startswith("Memory:"):
@@ -134,10 +109,15 @@ def read_text(path: Path, text: str) -> PeerRun:
     if array_bytes is None and elements is not None:
         array_bytes = elements * size_of
     size_arg = f"bytes:{array_bytes}" if array_bytes else (f"mbytes:{array[0]}" if array else "")
-    errors = _validation_errors(lines)
+    errors = validation_errors(lines)
     if triad_only:
         _triad_only(run, lines, path, typ, size_arg, errors)
     else:
+        died = next((k for k, x in enumerate(lines) if _ERROR.match(x.strip())), None)
+        if header_at is None and died is not None:
+            raise refuse(
+                path, died + 1, f"BabelStream's results table; the run failed before it: '{lines[died].strip()[:120]}'"
+            )
         if header_at is None:
             raise refuse(
                 path,
@@ -146,7 +126,7 @@ def read_text(path: Path, text: str) -> PeerRun:
                 "Average'): the output ends without it (truncated?)",
             )
         header = lines[header_at].split()
-        factor = _unit_factor(header[1]) if len(header) > 1 else None
+        factor = unit_factor(header[1]) if len(header) > 1 else None
         if factor is None:
             raise refuse(
                 path,
@@ -171,7 +151,8 @@ def read_text(path: Path, text: str) -> PeerRun:
             except ValueError:
                 raise refuse(path, k + 1, "numbers in the bandwidth and time columns", lines[k]) from None
             rows += 1
-            _add(
+            printed[tokens[0]] = f"{tokens[1]} {header[1]}"
+            add_case(
                 run,
                 tokens[0],
                 typ,
@@ -190,8 +171,77 @@ def read_text(path: Path, text: str) -> PeerRun:
     run.statistic = statistics.babelstream(num_times, order, triad_only)
     if num_times is None:
         run.not_read.append("the number of runs (no 'Running ... N times' line)")
-    _common(run)
+    if profiler:
+        _under_profiler(run, profiler, printed)
+    common(run)
     return run
+
+
+def _profiler_line(profiler: dict, s: str, lineno: int) -> None:
+    profiler.setdefault("name", "Nsight Compute" if s.startswith("==PROF==") else "nvprof")
+    profiler.setdefault("line", lineno)
+    m = _PROFILED.match(s)
+    if m:
+        kernels = profiler.setdefault("kernels", {})
+        kernels[m.group(1)] = kernels.get(m.group(1), 0) + 1
+
+
+def _under_profiler(run: PeerRun, profiler: dict, printed: dict[str, str]) -> None:
+    """A profiled kernel is replayed once per metric pass and the others run serialised: no figure of
+    such a run is a measurement, each kernel an error entry naming the profiler and what it printed."""
+    label_of = {f"stream/{op}/": label for label, (op, _) in OPS.items()}
+    kernels = profiler.get("kernels", {})
+    where = f"{profiler['name']}, {'==PROF==' if profiler['name'] == 'Nsight Compute' else '==<pid>=='} at line {profiler['line']}"
+    for c in run.cases:
+        label = next((lb for pre, lb in label_of.items() if c.name.startswith(pre)), "")
+        figure = printed.get(label, "")
+        hit = next(((k, n) for k, n in kernels.items() if k.lower().startswith(label.lower())), None)
+        if hit:
+            why = f"it profiled {hit[0]} {hit[1]} times, replaying it per metric pass, so the printed {figure} is the profiler's"
+        else:
+            why = f"the printed {figure} is not taken as a measurement (a profiler serialises every launch)"
+        c.error = f"run under a profiler ({where}): {why}" + (f"; {c.error}" if c.error else "")
+        c.counters, c.time_s = {}, None
+    run.context["profiler"] = f"{profiler['name']} ({where})" + (
+        ": profiled " + ", ".join(f"{k} x{n}" for k, n in kernels.items()) if kernels else ""
+    )
+
+
+def read_text(path: Path, text: str) -> PeerRun:
+    """Every run in the file: one per `BabelStream` title line (an output pasted several times)."""
+    lines = text.splitlines()
+    starts = [k for k, x in enumerate(lines) if x.strip() == "BabelStream"][1:]
+    bounds = list(zip([0] + starts, starts + [len(lines)]))
+    runs = [(a + 1, _read_one(path, [""] * a + lines[a:b] + [""] * (len(lines) - b))) for a, b in bounds]
+    if len(runs) == 1:
+        return runs[0][1]
+    return _merge(runs)
+
+
+def _merge(runs: list[tuple[int, PeerRun]]) -> PeerRun:
+    """Runs of one model are repetitions of its cases; runs of different models get `model:<name>`."""
+    first = runs[0][1]
+    impls = [r.context.get("implementation", "?") for _, r in runs]
+    if len(set(impls)) > 1:
+        for (_, r), impl in zip(runs, impls):
+            slug = re.sub(r"[^a-z0-9]+", "_", impl.lower()).strip("_")
+            for c in r.cases:
+                c.name += f"/model:{slug}"
+        first.context["implementation"] = "; ".join(f"{impl} (line {line})" for (line, _), impl in zip(runs, impls))
+    else:
+        first.context["runs"] = f"{len(runs)} runs of {impls[0]} in one file: kept as repetitions"
+    for _, r in runs[1:]:
+        first.cases += r.cases
+        first.not_read += [n for n in r.not_read if n not in first.not_read]
+        for k, v in r.context.items():
+            first.context.setdefault(k, v)
+    names = {r.gpu_name for _, r in runs}
+    if len(names) > 1:
+        first.gpu_name = None
+        first.not_read.append(f"one device name: the runs name {', '.join(sorted(str(n) for n in names))}")
+    stats = list(dict.fromkeys(r.statistic for _, r in runs))
+    first.statistic = "; ".join(stats)
+    return first
 
 
 def _triad_only(run, lines, path, typ, size_arg, errors):
@@ -215,131 +265,11 @@ def _triad_only(run, lines, path, typ, size_arg, errors):
     )
 
 
-def _add(run, label, typ, size_arg, bps, tmin, tmax, tavg, array_bytes, errors, num_times, exact_time):
-    op, arrays = OPS[label]
-    err = errors.get(label) or errors.get("*", "")
-    if err:
-        err = f"BabelStream's validation failed: {err}"
-    elif not (math.isfinite(bps) and bps > 0):
-        err = f"BabelStream printed a bandwidth of {bps:g} for {label}: not a number"
-    elif array_bytes and tmin > 0 and (exact_time or tmin >= 1e-4):
-        # The printed bandwidth must be the STREAM bytes over the minimum time (a development version
-        # of BabelStream swapped the Add and Mul weights): refuse a figure that is not.
-        implied = bps * tmin / array_bytes
-        if abs(implied - arrays) > (0.02 if exact_time else 0.25) * arrays:
-            err = (
-                f"BabelStream's {label} bandwidth implies {implied:.2f} arrays moved per element, not "
-                f"{arrays}: its byte weights are wrong in this version; not a number"
-            )
-    name = f"stream/{op}/{typ}/cache:hot/{size_arg}".rstrip("/")
-    counters = {} if err else {"bytes_per_second": bps, "time_min_s": tmin, "time_max_s": tmax, "time_mean_s": tavg}
-    run.cases.append(
-        PeerCase(
-            name=name,
-            counters=counters,
-            time_s=None if err else tmin,
-            error=err,
-            iterations=num_times,
-            label="time is the fastest run; bandwidth from it",
-        )
-    )
-
-
-def _common(run: PeerRun) -> None:
-    if run.gpu_name is None:
-        run.not_read.append("the GPU name (no 'Using ... device' line)")
-    if run.version is None:
-        run.not_read.append("the BabelStream version (no 'Version:' line; --csv prints none)")
-    run.context["cache"] = (
-        "hot: BabelStream does not flush the L2 between kernels (compare with triaudit's "
-        "cold only where the arrays are several times the L2)"
-    )
-    if run.context.get("memory", "DEFAULT") != "DEFAULT":
-        run.context["memory_note"] = f"Memory: {run.context['memory']}, not device memory: not comparable"
-
-
-def read_csv(path: Path, text: str) -> PeerRun:
-    run = PeerRun(tool=TOOL, source=path, statistic="")
-    lines = text.splitlines()
-    header = None
-    rows = 0
-    num_times = None
-    triad_only = False
-    errors = _validation_errors(lines)
-    for k, line in enumerate(lines):
-        s = line.strip()
-        if not s:
-            continue
-        if s.startswith("Using ") and " device " in s:
-            run.gpu_name = s.split("device", 1)[1].strip()
-            continue
-        if s.startswith("Driver:"):
-            run.context["driver"] = s.split(":", 1)[1].strip()
-            continue
-        if s.startswith("Memory:"):
-            run.context["memory"] = s.split(":", 1)[1].strip()
-            continue
-        cells = [c.strip() for c in s.split(",")]
-        if cells[0] in ("function", "phase"):
-            header = cells
-            continue
-        if header is None or len(cells) < 2:
-            continue
-        if cells[0] in ("Init", "Read"):
-            continue
-        if cells[0] not in OPS:
-            raise refuse(path, k + 1, f"a CSV row of a kernel ({', '.join(OPS)}) under '{','.join(header)}'", line)
-        if len(cells) != len(header):
-            raise refuse(path, k + 1, f"{len(header)} comma-separated values ({','.join(header)}; truncated?)", line)
-        row = dict(zip(header, cells))
-        bw_col = next((h for h in header if h.endswith("_per_sec")), None)
-        factor = _unit_factor(bw_col) if bw_col else None
-        if factor is None:
-            raise refuse(path, k + 1, "a *_per_sec bandwidth column with a known unit", ",".join(header))
-        try:
-            n = int(row["n_elements"])
-            size_of = int(row["sizeof"])
-            num_times = int(row["num_times"])
-            bps = float(row[bw_col]) * factor
-        except (KeyError, ValueError):
-            raise refuse(
-                path, k + 1, "integers n_elements, sizeof, num_times and a number for the bandwidth", line
-            ) from None
-        typ = TYPES.get(size_of, f"{size_of}byte")
-        array_bytes = n * size_of
-        size_arg = f"bytes:{array_bytes}"
-        if "min_runtime" in row:
-            try:
-                tmin, tmax, tavg = (float(row[c]) for c in ("min_runtime", "max_runtime", "avg_runtime"))
-            except ValueError:
-                raise refuse(path, k + 1, "numbers in min_runtime, max_runtime, avg_runtime", line) from None
-            _add(run, cells[0], typ, size_arg, bps, tmin, tmax, tavg, array_bytes, errors, num_times, exact_time=True)
-        else:  # --only Triad in 4.x/5.0: gbytes_per_sec over one loop of num_times triads
-            triad_only = True
-            err = errors.get("*", "")
-            run.cases.append(
-                PeerCase(
-                    name=f"stream/triad/{typ}/cache:hot/{size_arg}",
-                    counters={} if err else {"bytes_per_second": bps},
-                    error=err,
-                    iterations=num_times,
-                )
-            )
-        rows += 1
-    if rows == 0:
-        raise refuse(path, len(lines), "BabelStream --csv rows after a 'function,num_times,n_elements,...' header")
-    run.context["array_bytes_from"] = "n_elements x sizeof (CSV)"
-    run.statistic = statistics.babelstream(num_times, "Classic", triad_only)
-    run.not_read.append("the run order (--csv does not print it): the statistic assumes the default Classic order")
-    _common(run)
-    return run
-
-
 def read(path: Path, text: str) -> PeerRun:
     for line in text.splitlines():
         s = line.strip()
         if s.startswith(("function,", "phase,")):
-            return read_csv(path, text)
+            return babelstream_csv.read_csv(path, text)
         if s.startswith("Function") or s == "BabelStream":
             break
     return read_text(path, text)

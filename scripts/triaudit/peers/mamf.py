@@ -11,6 +11,13 @@ The headline maxima map to triaudit's `gemm/ceiling/<precision>/burst` (v1's bes
 and `/sustained` (MSMF); v2's best mean and best median keep their own names. Per-shape lines become
 `gemm/torch/<precision>/layout:.../m:/n:/k:` with k the shared dimension. A log without its summary
 line was cut before mamf-finder finished and is refused.
+
+As logs are pasted: a run stopped with Ctrl-C prints its best so far (`^C` before the summary: the
+context and the ceiling cases say the best is of the shapes tried), and a captured console keeps
+only its last carriage-return-overwritten progress line, whose tail may be left from an earlier,
+longer one (`TFLOPSPS`): that shape is read from the last write and its label says so. The
+statistic of the per-shape cases is the same for all of them: the context keeps it once, under
+their name prefix, not once per shape (a long log made that one string larger than the log).
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ _V2_LINE = re.compile(r"^(mean|median|max):\s+([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d
 _V3_LINE = re.compile(r"^(MAMF|MSMF)\s*\([^)]*\):\s*(.*)$")
 _HEADLINE = re.compile(r"^([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)\s*\(MxNxK\)\s*(.*)$")
 _V1_PROGRESS = re.compile(r"^\s*(\d+)\s*\|\s*([0-9.]+)\s*TFLOPS\s*@\s*(\d+)x(\d+)x(\d+)\s*\|")
+_INTERRUPT = re.compile(r"^(\^C)+\s*$")
+_REMNANT = re.compile(r"TFLOPS(\S+)\s*$")  # what an earlier, longer progress line left after TFLOPS
 _V2_PROGRESS = re.compile(
     r"^\s*(\d+)\s*\|\s*([0-9.]+)\(mean\)\s+([0-9.]+)\(median\)\s+([0-9.]+)\(max\)\s*@\s*"
     r"(\d+)x(\d+)x(\d+)"
@@ -65,6 +74,7 @@ def read(path: Path, text: str) -> PeerRun:
     version = None
     iterations = 100
     summary_at = None
+    interrupted = None
     for k, line in enumerate(lines):
         s = line.strip()
         if s.startswith("Benchmark started on"):
@@ -89,8 +99,20 @@ def read(path: Path, text: str) -> PeerRun:
             summary_at = k
         elif s.startswith("Elapsed time:"):
             run.context["elapsed"] = s.split(":", 1)[1].strip()
+        elif _INTERRUPT.match(s) and summary_at is None:
+            interrupted = k + 1
+        elif s.startswith("geomean:"):
+            run.context["geomean"] = s.split(":", 1)[1].strip()
     if dtype is None:
-        raise refuse(path, None, "mamf-finder's header line '** Dtype: ...' (is this a mamf-finder log?)")
+        where = (
+            f": the log has its summary (line {summary_at + 1}) but not the header, and the case names need the dtype"
+        )
+        raise refuse(
+            path,
+            None,
+            "mamf-finder's header line '** Dtype: ...'"
+            + (where if summary_at is not None else " (is this a mamf-finder log?)"),
+        )
     if dtype not in DTYPES:
         raise refuse(path, None, f"a known dtype ({', '.join(DTYPES)})", dtype)
     if summary_at is None:
@@ -113,12 +135,41 @@ def read(path: Path, text: str) -> PeerRun:
     run.statistic = "max over shapes; per case: " + "; ".join(sorted({c.statistic for c in run.cases if c.statistic}))
     if run.gpu_name is None:
         run.not_read.append("the GPU name (no device properties line)")
-    if not any(c.name.startswith("gemm/torch/") for c in run.cases):
+    shapes = [c for c in run.cases if c.name.startswith("gemm/torch/")]
+    tried = next((int(c.counters["shapes_tried"]) for c in run.cases if "shapes_tried" in c.counters), None)
+    if not shapes:
         run.not_read.append("per-shape results (the log kept no progress lines)")
-    run.context["statistic_by_case"] = json.dumps(
-        {f"peer/{TOOL}/{c.name}": c.statistic for c in run.cases if c.statistic}
-    )
+    elif tried and len(shapes) < tried:
+        run.context["per_shape_lines"] = (
+            f"{len(shapes)} of the {tried} shapes tried (the others' lines are not in the log)"
+        )
+    if interrupted:
+        _interrupted(run, interrupted, tried)
+    run.context["statistic_by_case"] = json.dumps(_statistic_by_case(run))
     return run
+
+
+def _statistic_by_case(run: PeerRun) -> dict:
+    """Each ceiling case's statistic, and the per-shape cases' once under their prefix (a key ending
+    in "/": side_by_side takes the longest prefix of a case that has no key of its own)."""
+    out: dict[str, str] = {}
+    for c in run.cases:
+        if c.statistic:
+            key = f"peer/{TOOL}/" + ("gemm/torch/" if c.name.startswith("gemm/torch/") else c.name)
+            out.setdefault(key, c.statistic)
+    return out
+
+
+def _interrupted(run: PeerRun, line: int, tried: int | None) -> None:
+    """mamf-finder's SIGINT handler prints the best so far: a maximum over the shapes tried only."""
+    n = f"the {tried} shapes" if tried else "the shapes"
+    run.context["interrupted"] = (
+        f"the run was interrupted (^C at line {line}): its summary is the best of {n} tried before, "
+        "not of the whole range"
+    )
+    for c in run.cases:
+        if c.name.startswith("gemm/ceiling/"):
+            c.label = f"{c.label}; interrupted after {tried or '?'} shapes: the best of those" if c.label else ""
 
 
 def _progress(run, lines, p, version, iterations):
@@ -141,14 +192,14 @@ def _progress(run, lines, p, version, iterations):
         if name in seen:
             continue
         seen.add(name)
-        run.cases.append(
-            PeerCase(
-                name=name,
-                counters=counters,
-                statistic=stat,
-                label=f"mamf-finder shape {'x'.join(map(str, shape))} (MxNxK as it prints)",
+        label = f"mamf-finder shape {'x'.join(map(str, shape))} (MxNxK as it prints)"
+        remnant = _REMNANT.search(s)
+        if remnant:
+            label += (
+                f"; the console's last \\r-overwritten progress line: its tail '{remnant.group(1)}' is left from an "
+                "earlier, longer line, the figures are the last write's"
             )
-        )
+        run.cases.append(PeerCase(name=name, counters=counters, statistic=stat, label=label))
 
 
 def _summary(run, lines, at, path, p, version, iterations):

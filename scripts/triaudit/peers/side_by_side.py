@@ -120,14 +120,19 @@ def _mib(n) -> str:
 
 
 def _statistic(ctx: dict, case: str) -> str:
+    """The case's own statistic where the context has one: its name, else the longest name prefix
+    (a key ending in "/", one entry for a family of cases), else the run's."""
     by_case = ctx.get("peer_statistic_by_case")
     if by_case:
         try:
-            s = json.loads(by_case).get(case)
-            if s:
-                return s
+            table = json.loads(by_case)
         except ValueError:
-            pass
+            table = {}
+        if table.get(case):
+            return str(table[case])
+        prefixes = [k for k in table if k.endswith("/") and case.startswith(k)]
+        if prefixes:
+            return str(table[max(prefixes, key=len)])
     return str(ctx.get("peer_statistic", "not recorded"))
 
 
