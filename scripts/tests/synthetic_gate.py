@@ -1,7 +1,8 @@
 """Synthetic whole-node runs for the gate's tests: per-GPU result files with the cases the gate
 reads, node-level p2p and allreduce files and a manifest, in the shape `triaudit run --all-gpus`
-writes. Made-up numbers, not measurements: every result file has "synthetic" in its name, every
-host in its name too, and every context says so.
+writes. Made-up numbers, not measurements: every result file has "synthetic" in its name, and
+every context says so; hosts are synthetic-node-<n> unless a test needs the real node's name (the
+Slurm drain test, whose scheduler knows only that).
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """`triaudit gate RUN...`: a verdict per GPU and check against the floors of its SKU
-(judge/gate.py); JUnit, Prometheus textfile. Exit 0 every check passed (WARNs
+(judge/gate.py); JUnit, Prometheus textfile, Slurm drain. Exit 0 every check passed (WARNs
 allowed), 1 a check failed, 2 bad input, 3 something could not be tested and nothing failed."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from triaudit.commands.console import say
+from triaudit.commands.console import say, warn
 from triaudit.core.errors import TriauditError
 
 
@@ -35,6 +35,16 @@ def add_parser(sub) -> None:
         "--markdown",
         type=Path,
         help="also append the summary to this file (made if missing; e.g. $GITHUB_STEP_SUMMARY)",
+    )
+    g.add_argument(
+        "--slurm-drain",
+        action="store_true",
+        help="drain a failing node with the reason (scontrol), resume a passing one that triaudit drained",
+    )
+    g.add_argument(
+        "--slurm-node",
+        default=None,
+        help="the node's Slurm name when it differs from the host name the run recorded (one host only)",
     )
     g.set_defaults(func=run)
 
@@ -80,6 +90,8 @@ def run(a) -> int:
     if a.prom and a.junit and a.prom.resolve() == a.junit.resolve():
         raise TriauditError("--junit and --prom name the same file")
     result = G.gate(a.runs, a.floors)
+    if a.slurm_node and len(result.nodes) > 1:
+        raise TriauditError(f"--slurm-node names one node; these results hold {len(result.nodes)} hosts")
     code = G.exit_code(result)
     md = G.summary_markdown(result)
     codes = {n.host: {"FAIL": 1, "NOT TESTED": 3}.get(result.node_status(n.host), 0) for n in result.nodes}
@@ -93,4 +105,10 @@ def run(a) -> int:
     except OSError as exc:
         raise TriauditError(f"cannot write an output: {exc.strerror or exc}: {exc.filename or ''}") from None
     say(md)
+    if a.slurm_drain:
+        from triaudit.fleet.drain import apply
+
+        names = {result.nodes[0].host: a.slurm_node} if a.slurm_node and result.nodes else None
+        for line in apply(result, names):
+            warn(f"triaudit gate: slurm: {line}")
     return code
