@@ -261,7 +261,7 @@ def test_the_newest_run_of_a_host_is_judged(tmp_path):
 def test_no_gpu_measured_is_not_tested(no_gpu_json, capsys):
     assert cli.main(["gate", str(no_gpu_json)]) == 3
     out = capsys.readouterr().out
-    assert "**NOT TESTED**: no GPU was measured in these results." in out and "no GPU measured" in out
+    assert "**NOT TESTED**: no GPU of these results was measured" in out and "no GPU measured" in out
 
 
 def test_bad_input_is_exit_2_naming_it(tmp_path, capsys):
@@ -309,3 +309,32 @@ def test_outputs_replace_only_what_gate_wrote(tmp_path, capsys):
     assert cli.main(["gate", str(run), "--floors", floors, "--prom", floors]) == 2
     assert "refusing to write over an input" in capsys.readouterr().err
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_host_judges_that_host_alone(tmp_path, capsys):
+    node_run(tmp_path / "runs", host="synthetic-node-0", gpus=1, scale={(0, "hbm"): 0.5})
+    node_run(tmp_path / "runs", host="synthetic-node-1", gpus=1)
+    floors = synthetic_floors(tmp_path)
+    assert cli.main(["gate", str(tmp_path / "runs"), "--floors", floors]) == 1
+    assert cli.main(["gate", str(tmp_path / "runs"), "--floors", floors, "--host", "synthetic-node-1"]) == 0
+    assert "synthetic-node-0" not in capsys.readouterr().out.split("## triaudit gate")[-1]
+    assert cli.main(["gate", str(tmp_path / "runs"), "--floors", floors, "--host", "synthetic-node-1.example.org"]) == 0
+    assert cli.main(["gate", str(tmp_path / "runs"), "--floors", floors, "--host", "synthetic-node-7"]) == 3
+    assert "no run of host synthetic-node-7 in these results" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "a, b, same",
+    [
+        ("node-1", "node-1", True),
+        ("node-1", "node-1.example.org", True),
+        ("NODE-1.example.org.", "node-1", True),
+        ("node-1.a.org", "node-1.b.org", False),
+        ("node-1", "node-10", False),
+        ("10.0.0.1", "10.0.0.2", False),
+        ("10", "10.0.0.2", False),
+    ],
+)
+def test_same_host_short_and_full_names(a, b, same):
+    assert G.same_host(a, b) is same
+    assert G.same_host(b, a) is same

@@ -25,6 +25,11 @@ def add_parser(sub) -> None:
         help="a floors file (TOML; `triaudit floors derive` writes one); its entries are tried before the "
         "provisional ones shipped with triaudit; may be given more than once",
     )
+    g.add_argument(
+        "--host",
+        default="",
+        help="judge only this host's runs (its short or full name; e.g. \"$(hostname)\" in a node's health check)",
+    )
     g.add_argument("--junit", type=Path, help="also write the verdicts as JUnit XML (one testsuite per node)")
     g.add_argument(
         "--prom",
@@ -89,7 +94,7 @@ def run(a) -> int:
         raise TriauditError(f"refusing to write over an input: {a.markdown}")
     if a.prom and a.junit and a.prom.resolve() == a.junit.resolve():
         raise TriauditError("--junit and --prom name the same file")
-    result = G.gate(a.runs, a.floors)
+    result = G.gate(a.runs, a.floors, a.host)
     if a.slurm_node and len(result.nodes) > 1:
         raise TriauditError(f"--slurm-node names one node; these results hold {len(result.nodes)} hosts")
     code = G.exit_code(result)

@@ -283,13 +283,35 @@ def _node_model(node: Node) -> str:
     return models[0] if len(models) == 1 else " + ".join(models)
 
 
-def gate(paths: list[Path], floor_files: list[Path] | None = None) -> GateResult:
+def same_host(a: str, b: str) -> bool:
+    """One host, however it was spelled: a recorded FQDN and a short `hostname` are one node.
+    Two full names must be equal (n1.a.org is not n1.b.org), and an IP address is never shortened."""
+    a, b = a.lower().rstrip("."), b.lower().rstrip(".")
+    if a == b:
+        return True
+    if ("." in a) == ("." in b) or any(_is_ip(x) for x in (a, b)):
+        return False
+    return a.split(".")[0] == b.split(".")[0]
+
+
+def _is_ip(name: str) -> bool:
+    return ":" in name or bool(re.fullmatch(r"[0-9.]+", name))
+
+
+def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "") -> GateResult:
+    """The verdicts for every host under `paths` (only `host`'s, when given)."""
     files, skipped = scan_paths(paths)  # LoadError names a missing or unreadable path
     if not files:
         raise GateError(f"no result files under {', '.join(map(str, paths))}")
     floors = FloorSet.load(floor_files)  # FloorsError names the file and key
     rs = load_results(files)
     found, notes = nodes(rs)
+    if host:
+        others = [n.host for n in found if not same_host(n.host, host)]
+        found = [n for n in found if same_host(n.host, host)]
+        notes = [x for x in notes if not any(x.startswith(f"{o}:") for o in others)]
+        if not found:
+            notes.append(f"no run of host {host} in these results: nothing to judge it on")
     result = GateResult([], found, notes=list(skipped) + list(rs.notes) + notes)
     rows = _needed_rows(rs)
     by_file = {str(f): g for f, g in rows.groupby("file", observed=True)} if not rows.empty else {}
@@ -323,7 +345,7 @@ def _cell(text: str) -> str:
 def summary_markdown(result: GateResult) -> str:
     lines = ["## triaudit gate", ""]
     if not result.nodes:
-        lines.append("**NOT TESTED**: no GPU was measured in these results.")
+        lines.append("**NOT TESTED**: no GPU of these results was measured (or none of the host asked for).")
     for node in result.nodes:
         c = result.counts(node.host)
         lines.append(
