@@ -321,6 +321,14 @@ def test_host_judges_that_host_alone(tmp_path, capsys):
     assert cli.main(["gate", str(tmp_path / "runs"), "--floors", floors, "--host", "synthetic-node-1.example.org"]) == 0
     assert cli.main(["gate", str(tmp_path / "runs"), "--floors", floors, "--host", "synthetic-node-7"]) == 3
     assert "no run of host synthetic-node-7 in these results" in capsys.readouterr().out
+    prom = tmp_path / "triaudit.prom"
+    assert (
+        cli.main(
+            ["gate", str(tmp_path / "runs"), "--floors", floors, "--host", "synthetic-node-7", "--prom", str(prom)]
+        )
+        == 3
+    )
+    assert 'triaudit_gate_exit_code{Hostname="synthetic-node-7"} 3.0' in prom.read_text().splitlines()
 
 
 @pytest.mark.parametrize(

@@ -100,6 +100,8 @@ def run(a) -> int:
     code = G.exit_code(result)
     md = G.summary_markdown(result)
     codes = {n.host: {"FAIL": 1, "NOT TESTED": 3}.get(result.node_status(n.host), 0) for n in result.nodes}
+    if a.host and not result.nodes:
+        codes = {a.host: code}  # the host asked for has no run: its series says so (3), not nothing
     try:
         if a.junit:
             atomic_write(a.junit, junit_xml(result.verdicts, {n.host: n.run.name for n in result.nodes}))
