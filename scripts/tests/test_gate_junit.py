@@ -41,6 +41,9 @@ def report(tmp_path):
 def test_one_testsuite_per_node_one_testcase_per_gpu_and_check(report):
     code, xml = report
     assert code == 1
+    # The root is <testsuites> (GitLab and Jenkins read both; its totals are the suites' sums).
+    assert isinstance(xml, junitparser.JUnitXml)
+    assert (xml.tests, xml.failures, xml.errors, xml.skipped) == (60, 1, 0, 1)
     suites = {s.name: s for s in xml}
     assert sorted(suites) == ["synthetic-node-0", "synthetic-node-1"]
     # 2 GPUs x (7 figures + 6 environment + health) + p2p + allreduce
@@ -52,6 +55,11 @@ def test_one_testsuite_per_node_one_testcase_per_gpu_and_check(report):
     assert "synthetic-node-1 GPU 1 GPU-5e7e7e7e-0001-0001-0000-000000000000 hbm" in names
     assert "synthetic-node-1 node allreduce" in names
     assert all(c.classname == "triaudit.gate.synthetic-node-1" for c in suites["synthetic-node-1"])
+    # What Jenkins' JUnit schema requires of each: a suite's name and tests, a case's name,
+    # classname and time.
+    for suite in xml:
+        assert suite.hostname == suite.name and suite.errors == 0
+        assert all(c.time == 0 and c.classname and c.name for c in suite)
 
 
 def test_a_failure_carries_the_figure_the_floor_and_its_source_in_its_body(report):
