@@ -2,7 +2,7 @@
 through Slurm's own `scontrol`.
 
 On a FAIL the node is drained with the reason "triaudit: <check> GPU <i> <measured> < <floor>"
-(the worst check first, "+N more" after). On a later gate with no FAIL and nothing NOT TESTED, the
+(the first FAIL in the gate's order of checks, "+N more" after). On a later gate with no FAIL and nothing NOT TESTED, the
 node is resumed, but only when the drain is triaudit's own (its reason starts with "triaudit:"): a
 drain someone else set (maintenance, a broken fan) is left alone, and is not overwritten by
 triaudit's reason either. A gate that could not test something changes nothing. Every scontrol call
