@@ -80,6 +80,8 @@ def test_noise_only_floors_state_a_false_fail_rate_below_a_tenth_of_a_percent(tm
         assert "per check (within-run repetition noise of" in f.false_fail_rate
         text = out.read_text()
         assert "false_fail_rate_per_check" in text
+    assert sku.floors["hbm"].describe().startswith("derived from 32 GPUs of fleet synthetic-fleet on ")
+    assert sku.floors["p2p:NV18"].describe().startswith("derived from 4 nodes of fleet synthetic-fleet on ")
     rates = load_rates(out)
     assert rates and all(r < 1e-3 for r in rates.values()), rates
     hbm = sku.floors["hbm"]

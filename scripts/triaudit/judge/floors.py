@@ -74,7 +74,8 @@ class Floor:
         elif kind == "datasheet-fraction":
             text = f"datasheet fraction: {p['fraction']:g} × {p['datasheet']} ({p['basis']})"
         elif kind == "derived":
-            text = f"derived from {p['gpus']} GPUs of fleet {p['fleet']} on {p['date']}, {p['statistic']}"
+            units = p.get("units", "GPUs")  # a node check (p2p, allreduce) counts nodes
+            text = f"derived from {p['gpus']} {units} of fleet {p['fleet']} on {p['date']}, {p['statistic']}"
             if self.false_fail_rate:
                 text += f"; expected false-fail rate {self.false_fail_rate}"
         else:
