@@ -188,6 +188,12 @@ def test_an_existing_out_is_refused_unless_force(tmp_path, capsys):
     assert f"--out {out} exists: refusing to overwrite it (--force replaces it)" in capsys.readouterr().err
     code, _ = _derive(tmp_path, runs, extra=("--force",))
     assert code == 0 and load_floors(out) and not list(tmp_path.glob(".*.tmp"))
+    # An input is never the output, --force or not.
+    result = next(runs.rglob("triaudit_stream.gpu0.synthetic.json"))
+    before = result.read_bytes()
+    code, _ = _derive(tmp_path, runs, out=str(result.relative_to(tmp_path)), extra=("--force",))
+    assert code == 2 and result.read_bytes() == before
+    assert "is one of the runs given: refusing to write over an input" in capsys.readouterr().err
 
 
 def test_nothing_to_derive_from(tmp_path, no_gpu_json):

@@ -33,7 +33,11 @@ def run_derive(a) -> int:
     from triaudit.core.files import atomic_write
     from triaudit.judge import derive as D
     from triaudit.judge.gate_checks import fmt
+    from triaudit.results.reading import expand_paths
 
+    inputs = {p.resolve() for p in a.runs} | {f.resolve() for f in expand_paths(a.runs)}
+    if a.out.resolve() in inputs:
+        raise D.DeriveError(f"--out {a.out} is one of the runs given: refusing to write over an input")
     D.check_out(a.out, a.force)
     skus, notes = D.derive(a.runs)
     if not skus:
