@@ -8,7 +8,7 @@ import random
 import zlib
 
 import pytest
-from synthetic_gate import A100_40, HEALTHY, node_run
+from synthetic_gate import A100_40, ALLREDUCE_HEALTHY, HEALTHY, node_run
 
 from triaudit import commands as cli
 from triaudit.judge import derive as D
@@ -32,10 +32,13 @@ def fleet(
     stamp="20260101T000000Z",
     env=None,
     family=0,
+    slow_pairs=None,
+    slow_allreduce=None,
 ):
     """nodes x gpus GPUs, each GPU `spread` (sigma) off the healthy figure on every check, fixed per
     GPU by `seed` (the same GPUs measured again with another stamp keep their figures); repetitions
-    `noise` (sigma); slow {(node, gpu, check): fraction}."""
+    `noise` (sigma); slow {(node, gpu, check): fraction}, slow_pairs {(node, src, dst): fraction},
+    slow_allreduce {node: fraction}."""
     rng = random.Random(seed)
     for n in range(nodes):
         scale = {}
@@ -43,6 +46,9 @@ def fleet(
             for check in HEALTHY:
                 scale[(i, check)] = (1 + rng.gauss(0, spread)) * (1 - (slow or {}).get((n, i, check), 0.0))
         p2p = {(s, d): 1 + rng.gauss(0, spread) for s in range(gpus) for d in range(gpus) if s != d}
+        for (node, s, d), fraction in (slow_pairs or {}).items():
+            if node == n:
+                p2p[(s, d)] *= 1 - fraction
         extra = {"card": card} if card else {}
         node_run(
             root,
@@ -55,6 +61,7 @@ def fleet(
             stamp=stamp,
             env=env or {},
             family=family,
+            allreduce=ALLREDUCE_HEALTHY * (1 + rng.gauss(0, spread)) * (1 - (slow_allreduce or {}).get(n, 0.0)),
             **extra,
         )
     return root
@@ -126,6 +133,28 @@ def test_a_gpu_ten_percent_slow_fails_where_a_25_percent_margin_would_pass_it(tm
     assert failed == [("synthetic-node-2", "5", "hbm")]
     slow = next(v for v in r.verdicts if v.status == FAIL)
     assert slow.measured > 0.75 * hbm.provenance["median"]  # DCGM's 25 % margin passes it
+    assert G.exit_code(r) == 1
+
+
+def test_a_gpu_ten_percent_slow_on_any_check_fails_the_fleets_own_floors(tmp_path):
+    """Floors derived from a healthy synthetic fleet; the next night one GPU is 10 % slow on each
+    check (a time: 1 / 0.9 as long), one pair 10 % slow on p2p, one node on allreduce: each of them
+    fails, nothing else does."""
+    code, out = _derive(tmp_path, fleet(tmp_path / "fleet"))
+    assert code == 0
+    slow = {(1, i, check): 0.10 for i, check in enumerate(HEALTHY)}
+    night = fleet(
+        tmp_path / "night",
+        stamp="20260102T000000Z",
+        slow=slow,
+        slow_pairs={(2, 3, 4): 0.10},
+        slow_allreduce={3: 0.10},
+    )
+    r = G.gate([night], [out])
+    failed = sorted((v.host, v.gpu, v.check) for v in r.verdicts if v.status == FAIL)
+    expected = [(f"synthetic-node-{n}", str(i), check) for (n, i, check) in slow]
+    expected += [("synthetic-node-2", "3", "p2p"), ("synthetic-node-3", "", "allreduce")]
+    assert failed == sorted(expected), G.summary_markdown(r)
     assert G.exit_code(r) == 1
 
 
