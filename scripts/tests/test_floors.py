@@ -56,7 +56,8 @@ def test_every_shipped_floor_follows_from_its_stated_provenance(path):
             assert p["source"] == pub.source and p["statistic"] == pub.statistic, f.key
             expected = p["figure"] * p.get("counted", 1.0)
         elif p["kind"] == "published":  # the allreduce floor: nccl-tests' own output, in the repository
-            assert p["url"].startswith("https://github.com/microsoft/superbenchmark/")
+            assert p["source_url"].startswith("https://github.com/microsoft/superbenchmark/")
+            assert p["source_url"] in f.describe()
             row = next(
                 line.split()
                 for line in (REAL / "nccl_tests_8xa100_sxm4_40gb_superbench_fixture.txt").read_text().splitlines()

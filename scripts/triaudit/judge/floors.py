@@ -70,7 +70,8 @@ class Floor:
         kind = p.get("kind")
         if kind == "published":
             text = f"published: {p['source']}, {fmt(p['figure'], self.check)} ({p['statistic']})"
-            text += f", {p['url']}" if p.get("url") else f"; {p.get('url_note', 'no URL recorded')}"
+            url = p.get("source_url") or p.get("url")  # `url`: the key's first name, still read
+            text += f", {url}" if url else f"; {p.get('url_note', 'no URL recorded')}"
         elif kind == "datasheet-fraction":
             text = f"datasheet fraction: {p['fraction']:g} × {p['datasheet']} ({p['basis']})"
         elif kind == "derived":
