@@ -198,6 +198,25 @@ def test_a_bad_floors_file_is_refused_naming_the_key(tmp_path, change, said):
     assert exc.value.exit_code == EXIT_USAGE
 
 
+def test_the_floors_example_of_docs_gate_md_loads_and_matches_an_h100(tmp_path):
+    text = (REPO / "docs" / "gate.md").read_text()
+    [example] = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if b.startswith("schema = 1")]
+    path = tmp_path / "docs-example.toml"
+    path.write_text(example)
+    [sku] = load_floors(path)
+    assert sku.name == "H100 SXM5 80GB, our pod" and not sku.provisional
+    assert sorted(sku.floors) == ["hbm", "p2p:NV18"]
+    assert sku.floors["hbm"].describe() == (
+        "published: STREAM-type triad, public (89 % of peak), 2,970 GB/s (not stated by the source); no URL recorded"
+    )
+    band = sku.health["health_pcie_replays"]
+    assert (band.warn, band.fail) == (1.0, 100.0)
+    facts = {"gpu_name": "NVIDIA H100 80GB HBM3", "memory_gb": 79.2, "nvlink_links": 18, "pcie_generation": 5}
+    facts |= {"pcie_width": 16, "power_limit_w": 700.0}
+    chosen, mismatches = choose_sku(facts, FloorSet([sku], []))
+    assert chosen is sku and mismatches == {}
+
+
 def test_a_good_floors_file_loads(tmp_path):
     path = tmp_path / "synthetic-floors.toml"
     path.write_text(GOOD_FLOOR)

@@ -152,3 +152,24 @@ def test_node_exporter_serves_the_file_and_reads_the_next_one(prom):
             p.kill()
             p.wait(timeout=5)
         log.close()
+
+
+def test_the_alerting_rules_of_docs_gate_md_pass_promtool(tmp_path):
+    """The rules docs/gate.md shows (alerts on a FAIL, on NOT TESTED, on a stale file; a join with
+    dcgm-exporter's telemetry on UUID) are parsed by `promtool check rules`, which refuses a broken
+    expression."""
+    from conftest import REPO
+
+    promtool = _tool("promtool", "prometheus")
+    text = (REPO / "docs" / "gate.md").read_text()
+    [rules] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.S) if b.startswith("groups:")]
+    for name in ("triaudit_check_status", "triaudit_gate_exit_code", "triaudit_gate_timestamp_seconds", "on(UUID)"):
+        assert name in rules, name
+    good = tmp_path / "triaudit-rules.yml"
+    good.write_text(rules)
+    r = subprocess.run([promtool, "check", "rules", str(good)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "SUCCESS: 5 rules found" in r.stdout + r.stderr, r.stdout + r.stderr
+    bad = tmp_path / "broken-rules.yml"
+    bad.write_text(rules.replace('{status="fail"} == 1', '{status="fail"} == == 1', 1))
+    r = subprocess.run([promtool, "check", "rules", str(bad)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stdout + r.stderr
