@@ -33,6 +33,16 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "warning: chromium missing and not root: the report's browser test reports skipped"
   fi
 fi
+# Prometheus' promtool and node_exporter, the real consumers of `triaudit gate --prom` in
+# scripts/tests/test_gate_prometheus.py (CI installs them itself); without them that test reports skipped.
+if ! dpkg -s prometheus prometheus-node-exporter >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus prometheus-node-exporter >/dev/null) ||
+      echo "warning: Prometheus could not be installed: the gate's Prometheus test reports skipped"
+  else
+    echo "warning: Prometheus (prometheus prometheus-node-exporter) missing and not root: the gate's Prometheus test reports skipped"
+  fi
+fi
 # shellcheck source=scripts/python_env.sh
 source scripts/python_env.sh
 bash scripts/lint.sh

@@ -14,6 +14,14 @@ def _build_dir() -> Path:
     return Path(os.environ.get("TRIAUDIT_BUILD_DIR", REPO / "build" / "ci"))
 
 
+@pytest.fixture(scope="module")
+def cluster():
+    """A real one-node Slurm cluster for the module's tests (slurm_cluster.py), stopped after them."""
+    from slurm_cluster import running_cluster
+
+    yield from running_cluster()
+
+
 @pytest.fixture(scope="session")
 def stream_exe() -> Path:
     exe = _build_dir() / "benchmarks" / "stream" / "triaudit_stream"

@@ -19,6 +19,8 @@ from triaudit.commands import (
     compare,
     doctor,
     export,
+    floors,
+    gate,
     history,
     importing,
     outliers,
@@ -31,7 +33,7 @@ from triaudit.commands.console import silence_stdout, warn
 from triaudit.core.errors import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, TriauditError
 
 # In the order `triaudit --help` lists them.
-COMMANDS = [run, report, compare, history, export, importing, plan, doctor, outliers, slurm]
+COMMANDS = [run, report, compare, history, export, importing, plan, doctor, outliers, gate, floors, slurm]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,369 @@
+"""`triaudit gate`: is each GPU of each node fit for work? One verdict per GPU and check.
+
+Performance checks (gate_checks.CHECKS): the case a floor names, the GPU's median of its
+repetitions, against the floor of its SKU entry (floors.py): below FAIL is a FAIL, below WARN a
+WARN (a ceiling for launch time). The node's checks: per p2p link type its slowest ordered pair
+(the link type from the p2p run's own matrix, p2p_link_<i>_<j>), and NCCL's allreduce bus
+bandwidth at the floor's size for the floor's GPU count. Then the environment (gate_environment.py)
+and health (gate_health.py) from the same run.
+
+A check is NOT TESTED, never PASS, when its case is missing, skipped or errored, when the GPU has
+no floors entry or the entry no floor for it. A check the entry says does not apply (FP8 on an
+A100) is listed as such and given no verdict. Exit code: 1 a FAIL; else 3 something NOT TESTED;
+else 0 (WARNs allowed). No GPU in the input at all is exit 3 too (nothing could be tested).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from triaudit.core.errors import EXIT_FOUND, EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
+from triaudit.judge.floors import Floor, FloorSet, Sku, choose_sku
+from triaudit.judge.gate_checks import (
+    CHECKS,
+    ENVIRONMENT,
+    FAIL,
+    HEALTH_BANDED,
+    HEALTH_FATAL,
+    NOT_TESTED,
+    PASS,
+    STATUSES,
+    WARN,
+    fmt,
+)
+from triaudit.judge.gate_environment import environment
+from triaudit.judge.gate_facts import Gpu, Node, nodes
+from triaudit.judge.gate_health import health
+from triaudit.judge.gate_verdict import Verdict, drain_words, figure_message, judge_figure
+from triaudit.results.reading import scan_paths
+from triaudit.results.table import ResultSet, load_results, plain
+
+ORDER = {c: i for i, c in enumerate([*CHECKS, *ENVIRONMENT])}
+
+
+class GateError(TriauditError):
+    """Bad input for `gate` (the message names the path)."""
+
+
+@dataclass
+class GateResult:
+    verdicts: list[Verdict]
+    nodes: list[Node]
+    not_applicable: list[str] = field(default_factory=list)  # "host GPU i: gemm_fp8: why"
+    notes: list[str] = field(default_factory=list)
+
+    def counts(self, host: str | None = None) -> dict[str, int]:
+        vs = [v for v in self.verdicts if host is None or v.host == host]
+        return {s: sum(v.status == s for v in vs) for s in STATUSES}
+
+    def node_status(self, host: str) -> str:
+        c = self.counts(host)
+        return FAIL if c[FAIL] else NOT_TESTED if c[NOT_TESTED] else WARN if c[WARN] else PASS
+
+
+def exit_code(result: GateResult) -> int:
+    c = result.counts()
+    if c[FAIL]:
+        return EXIT_FOUND
+    if c[NOT_TESTED] or not result.verdicts:
+        return EXIT_NOTHING_JUDGED
+    return EXIT_OK
+
+
+def _needed_rows(rs: ResultSet) -> pd.DataFrame:
+    """The rows any check reads: the checks' counters, the clock flags, the health counters, and
+    every case that did not run (its status and message)."""
+    t = rs.table
+    if t.empty:
+        return plain(t)
+    metrics = {c.metric for c in CHECKS.values()} | set(HEALTH_FATAL) | set(HEALTH_BANDED) | {"throttled", "clock_low"}
+    return plain(t[t["metric"].isin(metrics) | (t["status"] != "ok")])
+
+
+def _matching(rows: pd.DataFrame, case: str) -> pd.DataFrame:
+    if rows.empty:
+        return rows
+    return rows[rows["case"].astype(str).str.match(fnmatch.translate(case))]
+
+
+def _gpu_verdict(gpu: Gpu, sku: Sku | None, check: str, status: str, message: str, **kw) -> Verdict:
+    kw.setdefault("floor_source", sku.label() if sku else "no floors entry for this GPU")
+    return Verdict(
+        gpu.host, gpu.index, gpu.uuid, gpu.model, check, status, message, sku=sku.label() if sku else "", **kw
+    )
+
+
+def _figure(rows: pd.DataFrame, floor: Floor) -> tuple[float | None, str]:
+    """(the figure, how it was measured) of a floor's case in these rows, or (None, why not)."""
+    metric = CHECKS[floor.check].metric
+    hits = _matching(rows, floor.case)
+    ok = hits[(hits["status"] == "ok") & (hits["metric"] == metric)]
+    if not ok.empty:
+        reps = int(ok["reps"].sum())
+        value = float(ok["median"].median())
+        how = f"median of {reps} repetition(s)" if len(ok) == 1 else f"median over {len(ok)} files, {reps} repetitions"
+        return value, how
+    bad = hits[hits["status"] != "ok"]
+    if not bad.empty:
+        r = bad.iloc[0]
+        return None, f"{r['case']} {r['status']}: {r['message']}"
+    if not hits.empty:
+        return None, f"{floor.case} has no {metric} counter"
+    return None, f"{floor.case} is not in the run"
+
+
+def _performance(gpu: Gpu, sku: Sku | None, rows: pd.DataFrame, result: GateResult) -> list[Verdict]:
+    out = []
+    for check, c in CHECKS.items():
+        if c.scope != "gpu":
+            continue
+        if sku is None:
+            why = (
+                f"no floors for {gpu.model or 'this GPU'} ({_memory(gpu)}): no floors entry matches it; "
+                "derive them from a fleet (triaudit floors derive) and pass --floors"
+            )
+            out.append(_gpu_verdict(gpu, sku, check, NOT_TESTED, why))
+            continue
+        if check in sku.not_applicable:
+            result.not_applicable.append(f"{gpu.host} GPU {gpu.index}: {check}: {sku.not_applicable[check]}")
+            continue
+        floor = sku.floors.get(check)
+        if floor is None:
+            out.append(_gpu_verdict(gpu, sku, check, NOT_TESTED, f"{sku.label()} has no {check} floor"))
+            continue
+        value, how = _figure(rows, floor)
+        if value is None:
+            out.append(
+                _gpu_verdict(gpu, sku, check, NOT_TESTED, how, case=floor.case, fail=floor.fail, warn=floor.warn)
+            )
+            continue
+        status = judge_figure(value, check, floor.fail, floor.warn)
+        out.append(
+            _gpu_verdict(
+                gpu,
+                sku,
+                check,
+                status,
+                figure_message(value, check, floor.fail, floor.warn, how),
+                measured=value,
+                fail=floor.fail,
+                warn=floor.warn,
+                case=floor.case,
+                floor_source=f"{sku.label()}: {floor.describe()}",
+                short=drain_words(value, check, status, floor.fail, floor.warn),
+            )
+        )
+    return out
+
+
+def _memory(gpu: Gpu) -> str:
+    m = gpu.facts.get("memory_gb")
+    return f"{m:.1f} GB" if m else "memory unknown"
+
+
+def _p2p(node: Node, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> list[Verdict]:
+    """Per link type, the slowest ordered pair of the p2p run, against the type's floor."""
+    p2p = rows[rows["case"].astype(str).str.startswith("p2p/ce/uni/")] if not rows.empty else rows
+    by_bus = {g.facts.get("pci_bus_id", "").lower(): g for g in node.gpus}
+    by_index = {g.index: g for g in node.gpus}
+
+    def who(ctx: dict, ordinal: str) -> tuple[str, str]:
+        bus = str(ctx.get(f"gpu_{ordinal}_pci_bus_id", "")).lower()
+        g = by_bus.get(bus) if bus else None
+        g = g or (by_index.get(ordinal) if not bus else None)
+        return (g.index, g.uuid) if g else (ordinal, str(ctx.get(f"gpu_{ordinal}_uuid", "?")))
+
+    def verdict(status, message, link="", **kw) -> Verdict:
+        return Verdict(
+            node.host,
+            kw.pop("gpu", ""),
+            kw.pop("uuid", ""),
+            _node_model(node),
+            "p2p",
+            status,
+            message,
+            link=link,
+            sku=sku.label() if sku else "",
+            **kw,
+        )
+
+    if p2p.empty:
+        return [verdict(NOT_TESTED, f"no p2p case in the run of {node.gpu_count} GPUs")]
+    pairs: dict[str, list[dict]] = {}
+    not_run: list[str] = []
+    for r in p2p.to_dict("records"):
+        ctx = contexts.get(r["file"], {})
+        src, dst = str(r.get("src", "")), str(r.get("dst", ""))
+        link = str(ctx.get(f"p2p_link_{src}_{dst}", "unknown")).split(" ")[0] or "unknown"
+        if r["status"] == "ok" and r["metric"] == "bytes_per_second":
+            pairs.setdefault(link, []).append({**r, "src": src, "dst": dst, "ctx": ctx})
+        elif r["status"] != "ok" and "not the representative pair" not in str(r["message"]):
+            not_run.append(f"{r['case']} {r['status']}: {r['message']}")
+    out = []
+    for link in sorted(pairs):
+        floor = sku.floors.get(f"p2p:{link}") if sku else None
+        candidates = [p for p in pairs[link] if floor is None or fnmatch.fnmatchcase(p["case"], floor.case)]
+        if not candidates:
+            out.append(verdict(NOT_TESTED, f"{floor.case} not in the run", link, case=floor.case))
+            continue
+        # The slowest pair at the largest size measured of this link type.
+        size = max(int(p.get("bytes") or 0) for p in candidates)
+        at = [p for p in candidates if int(p.get("bytes") or 0) == size]
+        slow = min(at, key=lambda p: p["median"])
+        src_i, src_u = who(slow["ctx"], slow["src"])
+        dst_i, dst_u = who(slow["ctx"], slow["dst"])
+        pair = dict(
+            gpu=src_i, uuid=src_u, peer=dst_i, peer_uuid=dst_u, case=slow["case"], measured=float(slow["median"])
+        )
+        measured_pairs = f"slowest of {len(at)} pair(s) measured at {size} B"
+        if floor is None:
+            why = f"no p2p:{link} floor in {sku.label()}" if sku else "no floors entry matches the node's GPUs"
+            out.append(verdict(NOT_TESTED, f"{fmt(slow['median'], 'p2p')} ({measured_pairs}); {why}", link, **pair))
+            continue
+        status = judge_figure(slow["median"], "p2p", floor.fail, floor.warn)
+        out.append(
+            verdict(
+                status,
+                figure_message(slow["median"], "p2p", floor.fail, floor.warn, measured_pairs),
+                link,
+                fail=floor.fail,
+                warn=floor.warn,
+                floor_source=f"{sku.label()}: {floor.describe()}",
+                short=drain_words(slow["median"], "p2p", status, floor.fail, floor.warn),
+                **pair,
+            )
+        )
+    if not pairs:
+        out.append(verdict(NOT_TESTED, "no p2p pair was measured: " + ("; ".join(not_run[:2]) or "none ran")))
+    return out
+
+
+def _allreduce(node: Node, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> Verdict:
+    def verdict(status, message, **kw) -> Verdict:
+        return Verdict(
+            node.host, "", "", _node_model(node), "allreduce", status, message, sku=sku.label() if sku else "", **kw
+        )
+
+    floor = sku.floors.get("allreduce") if sku else None
+    if floor is None:
+        why = f"no allreduce floor in {sku.label()}" if sku else "no floors entry matches the node's GPUs"
+        return verdict(NOT_TESTED, why)
+    value, how = _figure(rows, floor)
+    if value is None:
+        return verdict(NOT_TESTED, how, case=floor.case)
+    files = set(_matching(rows, floor.case)["file"])
+    ranks = {str(contexts.get(f, {}).get("allreduce_ranks", "?")) for f in files}
+    if floor.gpus is not None and ranks != {str(floor.gpus)}:
+        return verdict(
+            NOT_TESTED,
+            f"{fmt(value, 'allreduce')} over {'/'.join(sorted(ranks))} GPU(s); the floor is for {floor.gpus}",
+            case=floor.case,
+            measured=value,
+        )
+    status = judge_figure(value, "allreduce", floor.fail, floor.warn)
+    return verdict(
+        status,
+        figure_message(value, "allreduce", floor.fail, floor.warn, f"{how}, {'/'.join(sorted(ranks))} GPUs"),
+        case=floor.case,
+        measured=value,
+        fail=floor.fail,
+        warn=floor.warn,
+        floor_source=f"{sku.label()}: {floor.describe()}",
+        short=drain_words(value, "allreduce", status, floor.fail, floor.warn),
+    )
+
+
+def _node_model(node: Node) -> str:
+    models = sorted({g.model for g in node.gpus})
+    return models[0] if len(models) == 1 else " + ".join(models)
+
+
+def same_host(a: str, b: str) -> bool:
+    """One host, however it was spelled: a recorded FQDN and a short `hostname` are one node.
+    Two full names must be equal (n1.a.org is not n1.b.org), and an IP address is never shortened."""
+    a, b = a.lower().rstrip("."), b.lower().rstrip(".")
+    if a == b:
+        return True
+    if ("." in a) == ("." in b) or any(_is_ip(x) for x in (a, b)):
+        return False
+    return a.split(".")[0] == b.split(".")[0]
+
+
+def _is_ip(name: str) -> bool:
+    return ":" in name or bool(re.fullmatch(r"[0-9.]+", name))
+
+
+def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "") -> GateResult:
+    """The verdicts for every host under `paths` (only `host`'s, when given)."""
+    files, skipped = scan_paths(paths)  # LoadError names a missing or unreadable path
+    if not files:
+        raise GateError(f"no result files under {', '.join(map(str, paths))}")
+    floors = FloorSet.load(floor_files)  # FloorsError names the file and key
+    rs = load_results(files)
+    found, notes = nodes(rs)
+    if host:
+        others = [n.host for n in found if not same_host(n.host, host)]
+        found = [n for n in found if same_host(n.host, host)]
+        notes = [x for x in notes if not any(x.startswith(f"{o}:") for o in others)]
+        if not found:
+            notes.append(f"no run of host {host} in these results: nothing to judge it on")
+    result = GateResult([], found, notes=list(skipped) + list(rs.notes) + notes)
+    rows = _needed_rows(rs)
+    by_file = {str(f): g for f, g in rows.groupby("file", observed=True)} if not rows.empty else {}
+    empty = rows.iloc[0:0]
+    for node in found:
+        node_rows = pd.concat([by_file[f] for f in node.files if f in by_file]) if node.files else empty
+        skus = []
+        for gpu in node.gpus:
+            grows = pd.concat([by_file[f] for f in gpu.files if f in by_file]) if gpu.files else empty
+            sku, mismatches = choose_sku(gpu.facts, floors)
+            skus.append(sku)
+            result.verdicts += _performance(gpu, sku, grows, result)
+            result.verdicts += environment(gpu, sku, mismatches, grows, node.gpus)
+            result.verdicts.append(health(gpu, sku, grows))
+        if node.gpu_count >= 2:
+            sku = next((s for s in skus if s is not None), None)
+            result.verdicts += _p2p(node, sku, node_rows if len(node_rows) else empty, rs.contexts)
+            result.verdicts.append(_allreduce(node, sku, node_rows if len(node_rows) else empty, rs.contexts))
+    result.verdicts.sort(key=lambda v: (v.host, not v.gpu, _num(v.gpu), ORDER.get(v.check, 99), v.link))
+    return result
+
+
+def _num(index: str) -> tuple:
+    return (int(index), "") if index.isdigit() else (1 << 30, index)
+
+
+def _cell(text: str) -> str:
+    return re.sub(r"\s+", " ", str(text)).replace("|", "/")
+
+
+def summary_markdown(result: GateResult) -> str:
+    lines = ["## triaudit gate", ""]
+    if not result.nodes:
+        lines.append("**NOT TESTED**: no GPU of these results was measured (or none of the host asked for).")
+    for node in result.nodes:
+        c = result.counts(node.host)
+        lines.append(
+            f"- **{node.host}**: **{result.node_status(node.host)}**, {len(node.gpus)} GPU(s), run {node.run.name}: "
+            + ", ".join(f"{c[s]} {s}" for s in STATUSES)
+        )
+    shown = [v for v in result.verdicts if v.status != PASS]
+    if shown:
+        lines += ["", "| where | check | verdict | measured, floor | floor from |", "|---|---|---|---|---|"]
+        for v in shown:
+            lines.append(
+                f"| {_cell(v.where())} | {_cell(v.name)} | **{v.status}** | {_cell(v.message)} | {_cell(v.floor_source)} |"
+            )
+    elif result.verdicts:
+        lines += ["", f"Every one of {len(result.verdicts)} check(s) passed."]
+    for title, items in (("Not applicable", result.not_applicable), ("Notes", result.notes)):
+        if items:
+            lines += ["", f"{title}:", ""] + [f"- {_cell(x)}" for x in items[:50]]
+            if len(items) > 50:
+                lines.append(f"- ... and {len(items) - 50} more")
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""What the gate knows of each node and GPU before judging: which run of each host it judges (the
+newest: a results tree holds every night's), which files are each GPU's (outliers' identification:
+host, GPU index, UUID), and the facts of the GPU's context that choose its floors and that the
+environment checks read (model, memory, NVLink links, PCIe, power limit, ECC, driver)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from triaudit.judge.outliers import identities
+from triaudit.results.runs import RunInfo, read_run
+from triaudit.results.table import ResultSet
+
+
+@dataclass
+class Gpu:
+    host: str
+    index: str
+    uuid: str
+    model: str
+    files: list[str]
+    facts: dict = field(default_factory=dict)
+
+    def sort_key(self) -> tuple:
+        return (int(self.index) if self.index.isdigit() else 1 << 30, self.index, self.uuid)
+
+
+@dataclass
+class Node:
+    host: str
+    run: RunInfo
+    gpus: list[Gpu]
+    files: list[str]  # every result file of the run judged (per-GPU and node-level)
+    gpus_seen: int = 0  # the GPUs p2p or NCCL saw on the node (a one-GPU run on an 8-GPU node)
+
+    @property
+    def gpu_count(self) -> int:
+        """How many GPUs the node has, as far as the run says."""
+        return max(len(self.gpus), self.gpus_seen)
+
+
+def _int(v) -> int | None:
+    try:
+        return int(str(v).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _float(v) -> float | None:
+    try:
+        x = float(str(v).strip())
+    except (TypeError, ValueError):
+        return None
+    return x if x == x else None
+
+
+def _nvlink(v) -> int | None:
+    text = str(v or "").strip().lower()
+    if text == "none reported":  # NVML reports no NVLink on this GPU: a PCIe-only card has none
+        return 0
+    return _int(text)
+
+
+def gpu_facts(contexts: list[dict]) -> dict:
+    """The facts of one GPU from the contexts of its files. Link width and generation are read when
+    each executable starts, often at idle, when links train down to save power: the best seen."""
+    first = contexts[0] if contexts else {}
+
+    def best(key: str) -> int | None:
+        seen = [x for x in (_int(c.get(key)) for c in contexts) if x is not None]
+        return max(seen) if seen else None
+
+    memory = _float(first.get("memory_bytes"))
+    return {
+        "gpu_name": str(first.get("gpu_name") or ""),
+        "pci_device_id": str(first.get("gpu_pci_device_id") or ""),
+        "pci_bus_id": str(first.get("gpu_pci_bus_id") or ""),
+        "memory_gb": None if memory is None else memory / 1e9,
+        "nvlink_links": next(
+            (n for n in (_nvlink(c.get("nvlink_active_links")) for c in contexts) if n is not None), None
+        ),
+        "pcie_generation": best("pcie_generation_max"),
+        "pcie_width": best("pcie_width_max"),
+        "pcie_generation_current": best("pcie_generation_current"),
+        "pcie_width_current": best("pcie_width_current"),
+        "power_limit_w": _float(first.get("power_limit_enforced_w")),
+        "power_limit_default_w": _float(first.get("power_limit_default_w")),
+        "ecc": str(first.get("ecc") or "unknown").split(" ")[0].lower(),
+        "driver_version": str(first.get("driver_version") or ""),
+        "cuda_driver_version": str(first.get("cuda_driver_version") or ""),
+        "cuda_runtime_version": str(first.get("cuda_runtime_version") or ""),
+    }
+
+
+def _host_of(path: str, ctx: dict, run: RunInfo) -> str:
+    return str(ctx.get("host") or run.host or ctx.get("host_name") or "?")
+
+
+def nodes(rs: ResultSet) -> tuple[list[Node], list[str]]:
+    """The nodes to judge, each with its newest run's GPUs and files, and notes (older runs left
+    out, files without a GPU)."""
+    notes: list[str] = []
+    who = identities(rs)
+    runs: dict[str, RunInfo] = {}
+    by_host: dict[str, dict[str, list[str]]] = {}
+    for f, ctx in rs.contexts.items():
+        run_dir = str(Path(f).parent)
+        run = runs.setdefault(run_dir, rs.runs.get(run_dir) or read_run(Path(run_dir), [ctx]))
+        if str(ctx.get("gpu_available", "")).lower() != "true":
+            notes.append(f"{f}: no GPU measured ({ctx.get('gpu_unavailable_reason', 'no device')})")
+            continue
+        host = who[f]["host"] if f in who else _host_of(f, ctx, run)
+        by_host.setdefault(host, {}).setdefault(run_dir, []).append(f)
+    out = []
+    for host in sorted(by_host):
+        dirs = sorted(by_host[host], key=lambda d: (runs[d].started, runs[d].name, d))
+        chosen = dirs[-1]
+        if len(dirs) > 1:
+            notes.append(
+                f"{host}: the newest run {runs[chosen].name} judged; {len(dirs) - 1} older run(s) left out "
+                f"({', '.join(runs[d].name for d in dirs[:-1][-3:])}{', ...' if len(dirs) > 4 else ''})"
+            )
+        if not runs[chosen].complete:
+            notes.append(f"{host}: run {runs[chosen].name} is incomplete: what it lacks is NOT TESTED")
+        files = sorted(by_host[host][chosen])
+        gpus: dict[str, Gpu] = {}
+        for f in files:
+            w = who.get(f)
+            if w is None:
+                continue
+            g = gpus.setdefault(w["gpu"], Gpu(host, w["gpu_index"], w["gpu_uuid"], w["model"], []))
+            g.files.append(f)
+        for g in gpus.values():
+            g.facts = gpu_facts([rs.contexts[f] for f in g.files])
+        seen = [
+            max(
+                _int(rs.contexts[f].get("p2p_gpu_count")) or 0, _int(rs.contexts[f].get("allreduce_gpus_per_node")) or 0
+            )
+            for f in files
+        ]
+        out.append(Node(host, runs[chosen], sorted(gpus.values(), key=Gpu.sort_key), files, max(seen, default=0)))
+    return out, notes
