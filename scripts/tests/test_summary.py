@@ -79,7 +79,7 @@ def test_synthetic_pair_sentence_states_each_ratio(two):
 
 
 def test_synthetic_binding_corner_follows_the_roofline(two):
-    answers = workloads.binding(two, [A100, H200])
+    answers = workloads.binding(headlines(two))
     one = answers["Llama-3-70B decode, batch 1"][H200]
     assert one.startswith("bandwidth-bound, ≈ ")
     tokens = float(re.search(r"≈ ([\d,]+) token/s", one).group(1).replace(",", ""))

@@ -34,6 +34,7 @@ class Value:
     case: str = ""
     watts: float | None = None  # the case's mean power (energy counter)
     extra: str = ""  # what the figure needs beside it: "8 GPUs", "GPU0→GPU1"
+    gpus: int = 1  # GPUs the figure spans (an allreduce's ranks)
 
 
 @dataclass
@@ -95,8 +96,7 @@ def _fill_why(row: Row, cards: list[str], missing: pd.DataFrame) -> Row:
     return row
 
 
-def _compute_rows(df: pd.DataFrame, cards: list[str]) -> list[Row]:
-    bs = burst_sustained_frame(df)
+def _compute_rows(df: pd.DataFrame, bs: pd.DataFrame, cards: list[str]) -> list[Row]:
     g = bs[bs["kind"] == "gemm"] if not bs.empty else bs
     gm = F.missing(df, "gemm")
     out = []
@@ -118,7 +118,7 @@ def _compute_rows(df: pd.DataFrame, cards: list[str]) -> list[Row]:
     return out
 
 
-def _triad_row(df: pd.DataFrame, cards: list[str]) -> Row:
+def _triad_row(df: pd.DataFrame, bs: pd.DataFrame, cards: list[str]) -> Row:
     row = Row("triad", "bandwidth", "HBM: STREAM triad, largest array, L2 flushed (TB/s)", 1e12)
     s = stream_frame(df)
     if not s.empty:
@@ -131,7 +131,6 @@ def _triad_row(df: pd.DataFrame, cards: list[str]) -> Row:
             row.values[str(card)] = Value(
                 float(r["median"]), _spread(r), F.spec_fraction(float(r["median"]), str(card), "bandwidth"), r["case"]
             )
-    bs = burst_sustained_frame(df)
     if not bs.empty:  # the triad's power, where its energy counter ran
         for r in records(bs[(bs["kind"] == "stream") & (bs["mode"] == "burst")]):
             v = row.values.get(r["card"])
@@ -196,7 +195,12 @@ def _allreduce_row(df: pd.DataFrame, cards: list[str]) -> Row:
             big = rows[rows["bytes"] == rows["bytes"].max()]
             r = records(big.loc[[big["median"].idxmax()]])[0]
             row.values[str(card)] = Value(
-                float(r["median"]), _spread(r), None, r["case"], extra=f"{int(r['ranks'])} GPUs, {N.size(r['bytes'])}"
+                float(r["median"]),
+                _spread(r),
+                None,
+                r["case"],
+                extra=f"{int(r['ranks'])} GPUs, {N.size(r['bytes'])}",
+                gpus=int(r["ranks"]),
             )
         for c in cards:
             if c not in row.values and (bus["card"] == c).any():
@@ -295,7 +299,8 @@ def headlines(rs: ResultSet, cost: pd.DataFrame | None = None, currency: str = "
     """The headline rows of every card in `rs`; `cost`: the cost section's records (with --prices)."""
     df = rs.table
     cards = sorted(str(c) for c in df["card"].dropna().unique() if str(c) != "no GPU") if not df.empty else []
-    rows = _compute_rows(df, cards) + [_triad_row(df, cards)]
+    bs = burst_sustained_frame(df)  # the ceilings and the triad pair, with their power
+    rows = _compute_rows(df, bs, cards) + [_triad_row(df, bs, cards)]
     rows += _copy_rows(df, cards) + _p2p_rows(rs, cards) + [_allreduce_row(df, cards)] + _launch_rows(df, cards)
     rows += _ridge_rows(rows, cards) + _energy_rows(rows, cards) + _cost_rows(cost, currency, cards)
     return Headlines(cards, rows)

@@ -24,7 +24,7 @@ def summary_section(rs: ResultSet, cost: pd.DataFrame | None = None, currency: s
     if not h.cards:
         return sec
     sec.tables.append((HEADLINE_CAPTION, h.table()))
-    answers = workloads.binding(rs, h.cards)
+    answers = workloads.binding(h)
     t = pd.DataFrame([[answers[w.name][c] for c in h.cards] for w in workloads.WORKLOADS], columns=h.cards)
     t.index = pd.Index([w.name for w in workloads.WORKLOADS], name="workload")
     sec.tables.append(("Which corner binds, from the measured figures through triaudit plan's model", t))

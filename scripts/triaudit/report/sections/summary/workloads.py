@@ -1,19 +1,18 @@
 """Which corner binds a few named workloads on each card, from its measured figures through the
-plan's model (plan/model.py): LLM decode at batch 1 and at the batch that fills the card's memory,
+plan's model (plan/model.py), fed the summary's own headline figures: LLM decode at batch 1 and at the batch that fills the card's memory,
 a prefill, and a training step with its gradient allreduce. Each workload states its parameters;
 each answer names the corner that sets its time and the figure it rests on. A figure the run did
 not measure comes from the datasheet and the answer says so."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
 from triaudit.core.specs import match_card
 from triaudit.plan import model as P
 from triaudit.plan.models import MODELS
-from triaudit.results.table import ResultSet, plain
+from triaudit.report.sections.summary.headline import COMPUTE, Headlines
 
 DECODE_MODEL = MODELS["llama-3-70b"]
 CONTEXT = 8192  # tokens held per sequence in the KV cache
@@ -66,7 +65,7 @@ def _decode(b: P.Basis, batch_fills: bool) -> str:
     on = f" on {gpus} GPUs (the weights and one sequence's cache do not fit on one)" if gpus > 1 else ""
     if not batch_fills:
         t = d.step_s(1)
-        return f"{d.bound(1)}-bound, ≈ {1 / t:,.0f} token/s{on} at the measured HBM bandwidth{_src(b.mem_bw)}{note}"
+        return f"{d.bound(1)}-bound, ≈ {1 / t:,.0f} token/s{on} at the measured HBM triad{_src(b.mem_bw)}{note}"
     batch = d.max_batch_memory()
     if batch is None:
         return "memory size unknown: no batch that fills it"
@@ -137,28 +136,31 @@ WORKLOADS = [
 ]
 
 
-def _allreduce_gpus(ok) -> int:
-    if ok.empty:
-        return 1
-    r = ok[(ok["corner"] == "allreduce") & (ok["metric"] == "ranks")]
-    v = r["median"].max() if not r.empty else math.nan
-    return int(v) if v == v else 1
+def basis_of(h: Headlines, card: str) -> tuple[P.Basis, int]:
+    """The card's plan basis from its headline figures (the datasheet filling what was not
+    measured), and the GPU count of its allreduce figure (1: none between GPUs)."""
+    spec = match_card(card)
+    b = P.basis_from_spec(spec) if spec else P.Basis(card=card)
+    b.card = card
+    for prec, _ in COMPUTE:
+        v = h.value(f"{prec}/burst", card)
+        if v is not None:
+            b.flops[prec] = P.Figure(v.median, f"measured: {v.case}")
+    triad = h.value("triad", card)
+    if triad is not None:
+        b.mem_bw = P.Figure(triad.median, f"measured: {triad.case}")
+    ar = h.value("allreduce", card)
+    if ar is not None:
+        b.allreduce_busbw = P.Figure(ar.median, f"measured: {ar.case}")
+    return b, (ar.gpus if ar is not None else 1)
 
 
-def binding(rs: ResultSet, cards: list[str]) -> dict[str, dict[str, str]]:
-    """{workload name: {card: answer}}."""
-    df = rs.table
+def binding(h: Headlines) -> dict[str, dict[str, str]]:
+    """{workload name: {card: answer}}, from the headline figures (headline.py): the same numbers
+    the summary's table shows."""
     out: dict[str, dict[str, str]] = {w.name: {} for w in WORKLOADS}
-    rows_of = df.groupby("card", observed=True, sort=False).indices  # one pass, not one per card
-    for card in cards:
-        mine = df.iloc[rows_of.get(card, [])]
-        ok = plain(mine[mine["status"] == "ok"])
-        spec = match_card(card)
-        if ok.empty:
-            basis = P.basis_from_spec(spec) if spec else P.Basis(card=card)
-        else:
-            basis = P.basis_from_rows(ok, card, spec)
-        gpus = _allreduce_gpus(ok)
+    for card in h.cards:
+        basis, gpus = basis_of(h, card)
         for w in WORKLOADS:
             out[w.name][card] = w.answer(basis, gpus)
     return out
