@@ -1,7 +1,7 @@
 """The report's sections, in the order the page shows them: each a function of the result table
 giving a Section (report/section.py). Bandwidth, compute and movement first (the triangle's
 corners), then the measurements beside peers and published figures, the fleet, the GPU-to-GPU
-matrices, energy, and cost when prices are given."""
+matrices, energy, health, the soak, and cost when prices are given."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from triaudit.report.sections import (
     p2p,
     peers,
     published,
+    soak,
     stream,
 )
 from triaudit.results.table import ResultSet
@@ -39,6 +40,7 @@ def all_sections(rs: ResultSet, prices=None) -> list[Section]:
     secs += p2p.sections(rs)  # GPU x GPU copy matrices, allreduce scaling over GPU counts
     secs.append(energy.energy_section(rs))  # burst vs sustained, power, perf per watt
     secs.append(health.health_section(rs))  # hardware error counters over the run
+    secs.append(soak.soak_section(rs))  # triaudit soak: each GPU over the hours, its events
     secs += [cost.cost_section(rs, prices)] if prices is not None else []  # report --prices
     drawn, note = F.plotted(rs.table)
     fig = gemm.roofline_figure(drawn)
