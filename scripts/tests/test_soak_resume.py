@@ -98,7 +98,8 @@ def _rebooted(tmp_path):
 def test_resume_after_a_reboot_continues_the_series_without_duplicating(env, monkeypatch, how):
     monkeypatch.setattr("triaudit.fleet.node_run.node_name", lambda: "node")
     build, results, folder, ck = _rebooted(env)
-    args = [str(folder)] if how == "folder" else ["--results", str(results)]
+    # auto: as scripts/slurm/soak.sbatch runs it again after a requeue, with its options again
+    args = [str(folder)] if how == "folder" else ["--results", str(results), "--duration", "1h", "--window", "10m"]
     assert cli.main(["soak", "--resume", *args, "--results", str(results)]) == 0
     calls = [json.loads(line) for line in (env / "argv.jsonl").read_text().splitlines()]
     assert len(calls) == 2
@@ -123,9 +124,9 @@ def test_resume_after_a_reboot_continues_the_series_without_duplicating(env, mon
 def test_resume_refuses_another_duration_and_other_arguments(env, capsys):
     build, results, folder, _ = _rebooted(env)
     assert cli.main(["soak", "--resume", str(folder), "--duration", "2h", "--results", str(results)]) == 2
-    assert "the soak in" in capsys.readouterr().err
+    assert "the soak being resumed runs 1h; leave it out" in capsys.readouterr().err
     assert cli.main(["soak", "--resume", str(folder), "--results", str(results), "--", "--gemm-level=5"]) == 2
-    assert "a resumed soak runs with its own arguments" in capsys.readouterr().err
+    assert "--gemm-level=5: the soak being resumed runs with no arguments" in capsys.readouterr().err
 
 
 def test_sigterm_keeps_the_soak_resumable_and_says_how(env):

@@ -32,14 +32,15 @@ def add_parser(sub) -> None:
     s.add_argument(
         "--window",
         type=duration_arg,
-        default=DEFAULT_WINDOW_S,
-        help="one point of every time series per window (default 60s; the whole duration when shorter)",
+        default=None,
+        help=f"one point of every time series per window (default {DEFAULT_WINDOW_S:g}s; the whole duration "
+        "when shorter)",
     )
     s.add_argument(
         "--drift-bound",
         type=positive,
-        default=DEFAULT_DRIFT_PCT,
-        help="percent a rate may fall while the power stays before it is a drift (default 3)",
+        default=None,
+        help=f"percent a rate may fall while the power stays before it is a drift (default {DEFAULT_DRIFT_PCT:g})",
     )
     s.add_argument(
         "--resume",
@@ -68,7 +69,29 @@ def _gpus(text: str, env: dict):
     return [SoakGpu(g.index, g.uuid, g.pci_bus_id, g.name) for g in chosen], hidden or why_none
 
 
+def _same(a, ck) -> None:
+    """A resumed soak keeps its own plan: an option given again must say the same."""
+    from triaudit.soak.plan import windows_for
+
+    where = "the soak being resumed"
+    if a.duration is not None and abs(a.duration - ck.duration_s) > 1e-6:
+        raise TriauditError(
+            f"--duration {format_duration(a.duration)}: {where} runs {format_duration(ck.duration_s)}; leave it out"
+        )
+    if a.window is not None and windows_for(ck.duration_s, a.window)[1] != ck.window_s:
+        raise TriauditError(
+            f"--window {format_duration(a.window)}: {where} has windows of {format_duration(ck.window_s)}; leave it out"
+        )
+    if a.drift_bound is not None and a.drift_bound != ck.drift_bound_pct:
+        raise TriauditError(f"--drift-bound {a.drift_bound:g}: {where} judges {ck.drift_bound_pct:g} %; leave it out")
+    if a.extra and a.extra != ck.extra_args:
+        raise TriauditError(
+            f"{' '.join(a.extra)}: {where} runs with {' '.join(ck.extra_args) or 'no arguments'} for triaudit_soak"
+        )
+
+
 def _resume(a, node: str):
+    """(folder, checkpoint) of the soak to continue; None: start a new one (--resume alone, none found)."""
     from triaudit.soak import checkpoint as C
 
     if a.resume == "auto":
@@ -84,17 +107,27 @@ def _resume(a, node: str):
     else:
         path = Path(a.resume)
     ck = C.Checkpoint.load(path)
-    folder = path if path.is_dir() else path.parent
     if ck.finished:
         raise TriauditError(f"--resume {path}: that soak has finished; start a new one with --duration")
-    if a.duration is not None and abs(a.duration - ck.duration_s) > 1e-6:
-        raise TriauditError(
-            f"--duration {format_duration(a.duration)}: the soak in {folder} runs {format_duration(ck.duration_s)}; "
-            "leave --duration out to resume it"
-        )
+    _same(a, ck)
     if a.build_dir is not None:
         ck.build_dir = str(a.build_dir.resolve())
-    return folder, ck
+    return (path if path.is_dir() else path.parent), ck
+
+
+def _no_gpu(exe: Path, env: dict, why_none: str) -> TriauditError:
+    """nvidia-smi named no GPU: CUDA's own word (exit 77), or a device nvidia-smi cannot name."""
+    from triaudit.soak import session
+
+    with tempfile.TemporaryDirectory() as scratch:
+        code, said = session.probe(exe, env, Path(scratch))
+    if code == EXIT_NO_DEVICE or why_none.startswith("CUDA_VISIBLE_DEVICES"):
+        reason = said if code == EXIT_NO_DEVICE else why_none
+        return TriauditError(f"{reason}: nothing soaked, nothing written", EXIT_NO_DEVICE)
+    return TriauditError(
+        f"{why_none}, yet {exe.name} found a CUDA device (exit {code}): a soak needs nvidia-smi to name each GPU",
+        EXIT_FOUND,
+    )
 
 
 def run(a) -> int:
@@ -104,56 +137,40 @@ def run(a) -> int:
     from triaudit.soak import session
     from triaudit.soak.progress import interactive
 
-    if a.drift_bound >= 100:
+    if a.drift_bound is not None and a.drift_bound >= 100:
         raise TriauditError(f"--drift-bound {a.drift_bound:g}: a percentage below 100")
-    env = dict(os.environ)
-    node = node_name()
+    env, node = dict(os.environ), node_name()
     bad = check_results_folder(a.results)
     if bad:
         raise TriauditError(bad)
     resumed = _resume(a, node) if a.resume else None
-    if resumed and a.extra:
-        raise TriauditError(
-            f"a resumed soak runs with its own arguments ({' '.join(resumed[1].extra_args) or 'none'}): leave {' '.join(a.extra)} out"
-        )
     if resumed is None and a.duration is None:
         raise TriauditError("--duration is needed (e.g. --duration 1h), or --resume to continue a soak")
-    build_dir = Path(resumed[1].build_dir) if resumed else find_build_dir(a.build_dir)[0]
+    build_dir, found = (Path(resumed[1].build_dir), "") if resumed else find_build_dir(a.build_dir)
     if build_dir is None:
-        raise TriauditError(find_build_dir(a.build_dir)[1])
+        raise TriauditError(found)
     exe = session.find_executable(build_dir)
     if exe is None:
         raise TriauditError(
             f"no {session.EXECUTABLE} under {build_dir}: build it (cmake --build {build_dir} --target {session.EXECUTABLE})"
         )
     gpus, why_none = _gpus(a.gpus, env)
-    if resumed:
-        missing = [g for g in resumed[1].gpus if g.uuid not in {x.uuid for x in gpus}]
-        if gpus and missing:
-            raise TriauditError(
-                f"--resume: {', '.join(f'{g.tag} {g.uuid}' for g in missing)} of the soak not visible on {node} now"
-            )
     if not gpus:
-        with tempfile.TemporaryDirectory() as scratch:
-            code, said = session.probe(exe, env, Path(scratch))
-        if code == EXIT_NO_DEVICE or why_none.startswith("CUDA_VISIBLE_DEVICES"):
-            raise TriauditError(
-                f"{said if code == EXIT_NO_DEVICE else why_none}: nothing soaked, nothing written", EXIT_NO_DEVICE
-            )
-        raise TriauditError(
-            f"{why_none}, yet {exe.name} found a CUDA device (exit {code}): a soak needs nvidia-smi to name each GPU",
-            EXIT_FOUND,
-        )
+        raise _no_gpu(exe, env, why_none)
     if resumed:
         folder, ck = resumed
+        missing = [g for g in ck.gpus if g.uuid not in {x.uuid for x in gpus}]
+        if missing:
+            names = ", ".join(f"{g.tag} {g.uuid}" for g in missing)
+            raise TriauditError(f"--resume: {names} of the soak in {folder} not visible on {node} now")
     else:
+        window = DEFAULT_WINDOW_S if a.window is None else a.window
+        drift = DEFAULT_DRIFT_PCT if a.drift_bound is None else a.drift_bound
         try:
-            folder, ck = session.new_soak(
-                a.results, build_dir, gpus, a.duration, a.window, a.drift_bound, a.extra, node
-            )
+            folder, ck = session.new_soak(a.results, build_dir, gpus, a.duration, window, drift, a.extra, node)
         except ValueError as e:
             raise TriauditError(
-                f"--duration {format_duration(a.duration)}, --window {format_duration(a.window)}: {e}"
+                f"--duration {format_duration(a.duration)}, --window {format_duration(window)}: {e}"
             ) from None
     out = session.run_soak(folder, ck, a.results, env, say, tty=interactive())
     if out.exit_code == EXIT_USAGE:
