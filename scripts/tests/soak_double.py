@@ -13,6 +13,7 @@ Faults are asked for through the environment (each a comma-separated list):
   SYNTHETIC_STOP_AFTER=<n>                      exit 137 after n windows, the result file left .partial
   SYNTHETIC_NO_GPU=1                            no CUDA device (exit 77)
   SYNTHETIC_NO_GPU_UUID=<uuid>                  that GPU only: CUDA cannot use it (exit 77)
+  SYNTHETIC_REPORT_UUID=<uuid>                  say another GPU's UUID (a mispinned process)
   SYNTHETIC_WINDOW_SLEEP_S=<s>                  real seconds per window (default 0)
   SYNTHETIC_ARGV_LOG=<file>                     each invocation's argv appended as a JSON line
 """
@@ -43,6 +44,7 @@ if os.environ.get("SYNTHETIC_NO_GPU") or visible == "" or unusable:
     print("triaudit_soak: no CUDA device (synthetic: no device here): every case is reported as skipped; exit code 77")
     sys.exit(77)
 uuid = visible.split(",")[0] if visible else "GPU-synthetic"
+said_uuid = os.environ.get("SYNTHETIC_REPORT_UUID") or uuid  # the GPU the double says it ran on
 index = int(os.environ.get("TRIAUDIT_GPU_INDEX", "0"))
 first, n = int(args.get("first-window", 0)), int(args["windows"])
 window_s, start = float(args["window-s"]), float(args["soak-start-unix"])
@@ -65,7 +67,7 @@ for (t,) in faults("SYNTHETIC_GOLDEN_FLIP", 2):
 stop_after = int(os.environ.get("SYNTHETIC_STOP_AFTER", "0"))
 loads = ["gemm", "triad", "h2d", "d2h"] + (["p2p"] if peer else [])
 
-ctx = S.context(uuid, index, soak_windows=str(n), soak_first_window=str(first), soak_window_s=str(window_s),
+ctx = S.context(said_uuid, index, soak_windows=str(n), soak_first_window=str(first), soak_window_s=str(window_s),
                 soak_start_unix_s=str(start), soak_hash_log=out + ".hashes")
 partial = open(out + ".partial", "w")
 partial.write('{{"context": ' + json.dumps(ctx) + ', "benchmarks": [')
@@ -74,7 +76,7 @@ hashes = open(out + ".hashes", "w")
 def log(record):
     hashes.write(json.dumps(record) + "\n")
     hashes.flush()
-log(S.reference_record(uuid, start + first * window_s + 1.0, first, golden))
+log(S.reference_record(said_uuid, start + first * window_s + 1.0, first, golden))
 written = 0
 for w in range(first, first + n):
     time.sleep(float(os.environ.get("SYNTHETIC_WINDOW_SLEEP_S", "0")))

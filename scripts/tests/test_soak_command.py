@@ -121,6 +121,14 @@ def test_one_gpu_cuda_cannot_use_is_an_error_not_a_quiet_gap(node, tmp_path):
     assert manifest["complete"] is False and "GPU 1: 0 of 10 windows finished" in manifest["soak"]["notes"]
 
 
+def test_hashes_written_on_another_gpu_are_not_judged_and_say_so(node, tmp_path):
+    build = node(GPUS[:1], SYNTHETIC_REPORT_UUID="GPU-ffffffff-0000-4000-8000-000000000000")
+    assert soak(build, tmp_path / "r", "--duration", "10m", "--window", "1m") == 1
+    _, manifest = the_run(tmp_path / "r")
+    [e] = manifest["soak"]["events"]
+    assert e["kind"] == "error" and "not on this GPU: its hashes are not judged" in e["detail"]
+
+
 def test_no_gpu_exits_77_with_a_clear_message_and_writes_nothing(node, tmp_path, capsys):
     build, results = node([], SYNTHETIC_NO_GPU="1"), tmp_path / "results"
     assert soak(build, results, "--duration", "1h") == 77

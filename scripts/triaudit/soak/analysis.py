@@ -53,6 +53,13 @@ class Analysis:
         return f"{len(ev)} event(s): " + ", ".join(f"{n} {k}" for k, n in kinds.items())
 
 
+def _same_gpu(a: str, b: str) -> bool:
+    """CUDA's UUID and nvidia-smi's name one GPU alike; a shortened one (as CUDA_VISIBLE_DEVICES
+    allows) is its prefix, as whole-node runs check it."""
+    a, b = a.lower(), b.lower()
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))
+
+
 def _hashes(folder: Path, ck: Checkpoint, g: SoakGpu) -> tuple[GpuHashes, list[str], list[Event]]:
     h = GpuHashes(g.uuid, str(g.index), g.name)
     notes: list[str] = []
@@ -67,7 +74,7 @@ def _hashes(folder: Path, ck: Checkpoint, g: SoakGpu) -> tuple[GpuHashes, list[s
         log = read_hash_log(path)
         notes += log.notes
         for r in log.references:
-            if r.gpu_uuid != g.uuid:
+            if not _same_gpu(r.gpu_uuid, g.uuid):
                 t = r.time_unix
                 wrong.append(
                     Event(

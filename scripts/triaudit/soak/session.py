@@ -113,7 +113,7 @@ def _env(base: dict, gpu: P.SoakGpu, peer: P.SoakGpu | None, siblings: bool) -> 
 class _Processes:
     """The running processes of a segment, stoppable from the main thread."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lock = threading.Lock()
         self.procs: dict[str, subprocess.Popen] = {}
         self.stopping = threading.Event()
@@ -121,7 +121,7 @@ class _Processes:
         self.failures: dict[str, str] = {}
 
     def run(self, uuid: str, cmd: list[str], log: Path, limit: float, env: dict) -> None:
-        def started(proc):
+        def started(proc: subprocess.Popen) -> None:
             with self.lock:
                 self.procs[uuid] = proc
                 late = self.stopping.is_set()
