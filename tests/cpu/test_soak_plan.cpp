@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -149,4 +150,54 @@ TEST(SoakHashLog, RefusesAnExistingLogAndWritesWholeLines) {
   std::remove(path.c_str());
   rmdir(dir);
   EXPECT_EQ(hash_log_path("a/triaudit_soak.gpu0.json"), "a/triaudit_soak.gpu0.json.hashes");
+}
+
+// The records as `triaudit soak` reads them, written where TRIAUDIT_SOAK_RECORDS says: the Python
+// reader is checked against what this code writes (scripts/tests/test_soak_records.py runs this
+// test with it set). Without it there is nothing to write.
+TEST(SoakPlan, SampleRecordsForThePythonReader) {
+  const char* path = std::getenv("TRIAUDIT_SOAK_RECORDS");
+  if (path == nullptr) GTEST_SKIP() << "TRIAUDIT_SOAK_RECORDS not set (scripts/tests/test_soak_records.py sets it)";
+  ReferenceRecord r;
+  r.gpu_uuid = "GPU-5a4e7e7e-0000-0000-0000-000000000001";
+  r.gpu_name = "NVIDIA H200";
+  r.gemm_case = "soak/gemm/bf16/impl:ladder_l3/m:256/n:256/k:256";
+  r.inputs = "A and B random";
+  r.fp64_check = "64 sampled elements within the BF16 bound";
+  r.first_window = 3;
+  r.time_unix = 1767225600.5;
+  r.rows = r.cols = 256;
+  r.tile_rows = r.tile_cols = 128;
+  r.tile_hashes = {0xe220a8397b1dcdafULL, 1, 2, 3};
+  WindowRecord w;
+  w.window = 7;
+  w.start_unix = 1767226020.0;
+  w.end_unix = 1767226080.0;
+  w.cases = {{Workload::Gemm, r.gemm_case}, {Workload::Triad, "soak/stream/triad/type:fp32/array:2xL2"}};
+  WorkloadTally& g = w.tallies[static_cast<std::size_t>(Workload::Gemm)];
+  g.items = g.checked = 10;
+  g.work = 10 * 2.0 * 256 * 256 * 256;
+  g.op_seconds = 1e-3;
+  g.last_hash = 0xe220a8397b1dcdacULL;
+  g.deviating = 1;
+  Deviation d;
+  d.item = 42;
+  d.time_unix = 1767226050.25;
+  d.differing_tiles = 1;
+  d.tiles.push_back({3, 0xabcULL, 0x3ULL, 128, 128, 128, 128});
+  d.diagnosis = "tile 3: 1 of 16384 elements differ";
+  g.deviations.push_back(d);
+  WorkloadTally& t = w.tallies[static_cast<std::size_t>(Workload::Triad)];
+  t.items = t.checked = 30;
+  t.work = 30 * 1.2e9;
+  t.op_seconds = 0.01;
+  w.sm_clock_mean_mhz = 1980;
+  w.power_mean_w = -1;  // unknown: NVML could not read it
+  w.temperature_end_c = 71;
+  w.throttled = true;
+  w.clock_reasons = "sw_power_cap";
+  HashLog log(path, true);
+  ASSERT_TRUE(log.open()) << log.error();
+  EXPECT_TRUE(log.write_line(reference_line(r)));
+  EXPECT_TRUE(log.write_line(window_line(w)));
 }
