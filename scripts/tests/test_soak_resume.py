@@ -169,3 +169,42 @@ def test_sigterm_keeps_the_soak_resumable_and_says_how(env):
     data = json.loads((run / "triaudit_soak.gpu0.json").read_text())
     reps = [e["repetition_index"] for e in data["benchmarks"] if e["run_name"].startswith(S.GEMM_CASE)]
     assert reps == sorted(set(reps)) and reps[-1] == 5 and len(reps) >= 5  # on, once each; a cut window may be a gap
+
+
+def test_a_long_soak_runs_one_process_after_another_each_window_once(env, monkeypatch):
+    from triaudit.soak import plan
+
+    monkeypatch.setattr(plan, "MAX_WINDOWS_PER_PROCESS", 4)
+    build, results = fake_soak_build(env), env / "results"
+    assert (
+        cli.main(["soak", "--duration", "10m", "--window", "1m", "--build-dir", str(build), "--results", str(results)])
+        == 0
+    )
+    calls = [json.loads(line) for line in (env / "argv.jsonl").read_text().splitlines()]
+    assert [(c[1], c[2]) for c in calls] == [
+        ("--windows=4", "--first-window=0"),
+        ("--windows=4", "--first-window=4"),
+        ("--windows=2", "--first-window=8"),
+    ]
+    [run] = list(results.glob("nvidia-h200/*-soak"))
+    data = json.loads((run / "triaudit_soak.gpu0.json").read_text())
+    reps = [e["repetition_index"] for e in data["benchmarks"] if e["run_name"].startswith(S.GEMM_CASE)]
+    assert reps == list(range(10)) and data["context"]["soak_segments"] == "3"
+    assert (run / "triaudit_soak.gpu0.hashes").read_text().count('"record": "reference"') == 3
+
+
+def test_a_gpu_whose_process_stopped_short_is_not_restarted(env, monkeypatch):
+    from triaudit.soak import plan
+
+    monkeypatch.setattr(plan, "MAX_WINDOWS_PER_PROCESS", 4)
+    monkeypatch.setenv("SYNTHETIC_STOP_AFTER", "2")
+    build, results = fake_soak_build(env), env / "results"
+    assert (
+        cli.main(["soak", "--duration", "10m", "--window", "1m", "--build-dir", str(build), "--results", str(results)])
+        == 1
+    )
+    assert len((env / "argv.jsonl").read_text().splitlines()) == 1
+    [run] = list(results.glob("nvidia-h200/*-soak"))
+    manifest = json.loads((run / "manifest.json").read_text())
+    [e] = manifest["soak"]["events"]
+    assert e["kind"] == "error" and "ended with exit 137" in e["detail"] and manifest["complete"] is False

@@ -15,6 +15,12 @@ DEFAULT_DRIFT_PCT = 3.0
 SETUP_ALLOWANCE_S = 600.0
 STALL_WINDOWS = 3
 STALL_FLOOR_S = 60.0  # short windows: a slow fsync or a loaded host must not look like a hang
+# triaudit_soak registers every window's cases when it starts, and `triaudit soak` reads every
+# window record when it ends: a day of one-minute windows per process (a longer soak runs one
+# process after another, each new first output checked against the golden one), and at most a
+# million windows per soak (its hash logs about a gigabyte per GPU).
+MAX_WINDOWS_PER_PROCESS = 1440
+MAX_WINDOWS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,10 @@ def windows_for(duration_s: float, window_s: float) -> tuple[int, float]:
         raise ValueError(f"a window of {window:g} s: at least {MIN_WINDOW_S:g} s")
     if window > MAX_WINDOW_S:
         raise ValueError(f"a window of {window:g} s: at most {MAX_WINDOW_S:g} s")
-    return max(1, math.ceil(duration_s / window - 1e-9)), window
+    windows = max(1, math.ceil(duration_s / window - 1e-9))
+    if windows > MAX_WINDOWS:
+        raise ValueError(f"{windows} windows: at most {MAX_WINDOWS:,}; make the window longer")
+    return windows, window
 
 
 def peers(gpus: list[SoakGpu]) -> dict[str, SoakGpu | None]:

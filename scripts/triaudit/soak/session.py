@@ -195,11 +195,8 @@ def process_command(exe: Path, json_path: Path, ck: C.Checkpoint, first: int, wi
     ]
 
 
-def _segment(folder: Path, ck: C.Checkpoint, exe: Path, env: dict, progress: Progress) -> bool:
-    """Runs the next segment; False when it was interrupted."""
-    plan = C.next_segment(ck, C.windows_done(folder, ck))
-    if not plan:
-        return True
+def _segment(folder: Path, ck: C.Checkpoint, exe: Path, env: dict, progress: Progress, plan: dict) -> bool:
+    """Runs one segment: GPU uuid -> (first window, windows); False when it was interrupted."""
     seg = C.Segment(
         len(ck.segments), C.utc_stamp(), {u: f for u, (f, _) in plan.items()}, {u: n for u, (_, n) in plan.items()}
     )
@@ -220,7 +217,7 @@ def _segment(folder: Path, ck: C.Checkpoint, exe: Path, env: dict, progress: Pro
             target=procs.run, args=(g.uuid, cmd, log, limit, _env(env, g, peer, len(ck.gpus) > 1)), daemon=True
         )
         progress.line(
-            f"{g.tag} ({g.name}, {g.uuid}): windows {first + 1}-{ck.windows} of {ck.windows}"
+            f"{g.tag} ({g.name}, {g.uuid}): windows {first + 1}-{first + n} of {ck.windows}"
             + (f", p2p with {peer.tag}" if peer else ""),
             important=True,
         )
@@ -288,6 +285,27 @@ def _report(watches: list[_Watch], ck: C.Checkpoint, progress: Progress, procs: 
     )
 
 
+def _segments(folder: Path, ck: C.Checkpoint, exe: Path, env: dict, progress: Progress) -> bool:
+    """Runs what the soak owes, at most MAX_WINDOWS_PER_PROCESS windows per process: a GPU whose
+    process ran all it was given goes on in a new one (its first output checked against the
+    golden one); a GPU whose process stopped short is not restarted (its stop is an event).
+    False when interrupted."""
+    going: set[str] | None = None  # None: every GPU with windows left
+    while True:
+        owed = C.next_segment(ck, C.windows_done(folder, ck))
+        plan = {
+            u: (first, min(n, P.MAX_WINDOWS_PER_PROCESS))
+            for u, (first, n) in owed.items()
+            if going is None or u in going
+        }
+        if not plan:
+            return True
+        if not _segment(folder, ck, exe, env, progress, plan):
+            return False
+        done = C.windows_done(folder, ck)
+        going = {u for u, (first, n) in plan.items() if max(done[u], default=-1) >= first + n - 1}
+
+
 def _salvage_earlier(folder: Path, ck: C.Checkpoint, progress: Progress) -> None:
     """The result files a reboot left .partial, made whole from their finished cases."""
     for seg in ck.segments:
@@ -318,7 +336,7 @@ def run_soak(folder: Path, ck: C.Checkpoint, results: Path, env: dict, say=print
             important=True,
         )
         _salvage_earlier(folder, ck, progress)
-        if not _segment(folder, ck, exe, env, progress):
+        if not _segments(folder, ck, exe, env, progress):
             done = C.windows_done(folder, ck)
             said = ", ".join(f"{g.tag} {len(done[g.uuid])}/{ck.windows}" for g in ck.gpus)
             return Outcome(
