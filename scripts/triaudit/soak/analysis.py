@@ -140,9 +140,10 @@ def _process_events(folder: Path, ck: Checkpoint, g: SoakGpu, found: list[Event]
             continue
         log = segment_paths(folder, g, seg.number)[2]
         words = last_words(log) if log.exists() else ""
-        t = ck.start_unix
+        first = seg.first_window.get(g.uuid, 0)
+        t = ck.start_unix + first * ck.window_s  # when the process took over, on the soak's clock
         detail = f"its process (segment {seg.number}) ended with exit {code}" + (f": {words}" if words else "")
-        out.append(Event(ERROR, g.uuid, str(g.index), g.name, t, 0.0, seg.first_window.get(g.uuid), "", detail))
+        out.append(Event(ERROR, g.uuid, str(g.index), g.name, t, t - ck.start_unix, first, "", detail))
     return out
 
 
