@@ -4,7 +4,7 @@ reaches up to a wing above it. The layers, bottom up:
     0  triaudit (the version), core        plain helpers: arguments, datasheets, errors, files
     1  results                             reading result files into one table
     2  runner, doctor, peers, plan, judge  a run; the machine's checks; peer outputs; plans; verdicts
-    3  report                              the report's page and sections
+    3  report, soak                        the report's page and sections; the soak and its verdict
     4  fleet                               whole-node runs and Slurm
     5  commands                            the command line, one module per subcommand
 """
@@ -24,6 +24,7 @@ LAYER = {
     "plan": 2,
     "judge": 2,
     "report": 3,
+    "soak": 3,
     "fleet": 4,
     "commands": 5,
 }

@@ -28,12 +28,13 @@ from triaudit.commands import (
     report,
     run,
     slurm,
+    soak,
 )
 from triaudit.commands.console import silence_stdout, warn
 from triaudit.core.errors import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, TriauditError
 
 # In the order `triaudit --help` lists them.
-COMMANDS = [run, report, compare, history, export, importing, plan, doctor, outliers, gate, floors, slurm]
+COMMANDS = [run, soak, report, compare, history, export, importing, plan, doctor, outliers, gate, floors, slurm]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -117,10 +117,17 @@ def gpu_index(context: dict, run: RunInfo | None = None, file_name: str = "") ->
 
 
 def origin(context: dict) -> str:
-    """What wrote a file: "triaudit", or "peer:<tool>" for imported peer outputs (each tool's
-    import is its own run, kept beside triaudit's)."""
+    """What wrote a file: "triaudit", "peer:<tool>" for imported peer outputs, or "soak" for a
+    `triaudit soak` (each is its own run, kept beside triaudit's: a soak newer than a node's last
+    run does not hide that run, nor the run the soak)."""
     exe = str(context.get("executable", ""))
-    return exe if exe.startswith("peer:") else "triaudit"
+    if exe.startswith("peer:"):
+        return exe
+    return "soak" if "soak_verdict" in context else "triaudit"
+
+
+def _origin_words(org: str) -> str:
+    return f" ({org[5:]} import)" if org.startswith("peer:") else (f" ({org})" if org != "triaudit" else "")
 
 
 def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bool = False):
@@ -189,7 +196,7 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
                     label = f"{base}{_SEP}GPU {idx if idx else gpus.index(gpu)}"
                 labels[f] = label
                 if run is not None:
-                    desc = run.describe() + (f" ({org[5:]} import)" if org != "triaudit" else "")
+                    desc = run.describe() + _origin_words(org)
                     if desc not in shown.setdefault(label, []):
                         shown[label].append(desc)
     if len(labels) < len(files):

@@ -1,7 +1,7 @@
 """The report's sections, in the order the page shows them: each a function of the result table
 giving a Section (report/section.py). Bandwidth, compute and movement first (the triangle's
 corners), then the measurements beside peers and published figures, the fleet, the GPU-to-GPU
-matrices, energy, and cost when prices are given."""
+matrices, energy, health, the soak, and cost when prices are given."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from triaudit.report.sections import (
     p2p,
     peers,
     published,
+    soak,
     stream,
 )
 from triaudit.report.sections.summary import section as summary
@@ -42,6 +43,7 @@ def all_sections(rs: ResultSet, prices=None) -> list[Section]:
     secs.append(energy.energy_section(rs))  # burst vs sustained, power, perf per watt
     secs.append(health.health_section(rs))  # hardware error counters over the run
     secs.append(other.other_section(rs))  # a plain Google Benchmark file's own cases
+    secs.append(soak.soak_section(rs))  # triaudit soak: each GPU over the hours, its events
     if prices is not None and not isinstance(prices, cost.Prices):
         prices = cost.load_prices(prices)
     priced = cost.cost_section(rs, prices) if prices is not None else None  # report --prices
