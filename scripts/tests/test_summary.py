@@ -169,3 +169,32 @@ def test_no_gpu_report_has_no_summary(no_gpu_json, tmp_path):
     assert cli.main(["report", str(no_gpu_json), "--out", str(tmp_path / "rep")]) == 0
     assert not (tmp_path / "rep" / "summary.md").exists()
     assert "Summary" not in (tmp_path / "rep" / "report.md").read_text()
+
+
+def test_a_card_with_no_corner_figure_gets_no_column(names, tmp_path):
+    """A plain Google Benchmark file (not triaudit's) beside a card: the summary shows the card only."""
+    write_cards(tmp_path / "runs", ["h200"], names)
+    plain = {
+        "context": {
+            "date": "2026-01-01T00:00:00+00:00",
+            "host_name": "synthetic-host",
+            "library_build_type": "release",
+        },
+        "benchmarks": [
+            {
+                "name": "BM_synthetic",
+                "run_name": "BM_synthetic",
+                "run_type": "iteration",
+                "repetitions": 1,
+                "repetition_index": 0,
+                "threads": 1,
+                "iterations": 100,
+                "real_time": 12.5,
+                "cpu_time": 12.4,
+                "time_unit": "ns",
+            }
+        ],
+    }
+    (tmp_path / "runs" / "plain_synthetic.json").write_text(__import__("json").dumps(plain))
+    h = headlines(load_results([tmp_path / "runs"]))
+    assert h.cards == [H200]

@@ -303,4 +303,13 @@ def headlines(rs: ResultSet, cost: pd.DataFrame | None = None, currency: str = "
     rows = _compute_rows(df, bs, cards) + [_triad_row(df, bs, cards)]
     rows += _copy_rows(df, cards) + _p2p_rows(rs, cards) + [_allreduce_row(df, cards)] + _launch_rows(df, cards)
     rows += _ridge_rows(rows, cards) + _energy_rows(rows, cards) + _cost_rows(cost, currency, cards)
-    return Headlines(cards, rows)
+    # A card none of whose corners has a headline figure (a soak alone, a plain Google Benchmark
+    # file) has no column: a column of "not run" would say nothing.
+    measured = [c for c in cards if any(c in r.values for r in rows if r.corner not in ("roofline", "cost"))]
+    if measured != cards:
+        for r in rows:
+            for c in set(cards) - set(measured):
+                r.values.pop(c, None)
+                r.why.pop(c, None)
+        rows = [r for r in rows if r.values or r.corner not in ("roofline", "energy", "cost")]
+    return Headlines(measured, rows)
