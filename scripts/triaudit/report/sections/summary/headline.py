@@ -81,18 +81,33 @@ def _spread(r) -> float | None:
     return None if sp is None or (isinstance(sp, float) and math.isnan(sp)) else float(sp)
 
 
-def _why_from(missing: pd.DataFrame, card: str) -> str | None:
-    rows = missing[missing["card"] == card] if not missing.empty else missing
+def _pick(rows: pd.DataFrame, largest: str | None = None, how: str = "max") -> list[dict]:
+    """Per card, the row with the highest (`how`="min": lowest) median, among its rows at the
+    largest `largest` where given: one groupby over every card, not a filter per card."""
     if rows.empty:
-        return None
-    r = rows.iloc[0]
-    return F.status_text(str(r["status"]), str(r["message"]))
+        return []
+    if largest is not None:
+        rows = rows[rows[largest] == rows.groupby("card", observed=True)[largest].transform("max")]
+    best = rows.groupby("card", observed=True)["median"]
+    idx = (best.idxmax() if how == "max" else best.idxmin()).dropna()
+    return records(rows.loc[idx])
+
+
+def _reasons(missing: pd.DataFrame) -> dict[str, str]:
+    """card -> what its first case that did not measure says (skipped: ..., error: ...)."""
+    if missing.empty:
+        return {}
+    first = missing.drop_duplicates("card")
+    return {
+        str(c): F.status_text(str(st), str(m)) for c, st, m in zip(first["card"], first["status"], first["message"])
+    }
 
 
 def _fill_why(row: Row, cards: list[str], missing: pd.DataFrame) -> Row:
+    said = _reasons(missing)
     for c in cards:
         if c not in row.values:
-            row.why[c] = _why_from(missing, c) or F.NOT_RUN
+            row.why[c] = said.get(c, F.NOT_RUN)
     return row
 
 
@@ -123,13 +138,13 @@ def _triad_row(df: pd.DataFrame, bs: pd.DataFrame, cards: list[str]) -> Row:
     s = stream_frame(df)
     if not s.empty:
         cold = s[(s["op"] == "triad") & (s["cache"] == "cold")]
-        for card, rows in cold.groupby("card", observed=True):
-            big = rows[rows["bytes"] == rows["bytes"].max()]
-            # fp32 where measured (the STREAM default), else the type the card has
-            pick = big[big["type"] == "fp32"] if (big["type"] == "fp32").any() else big
-            r = records(pick.loc[[pick["median"].idxmax()]])[0]
-            row.values[str(card)] = Value(
-                float(r["median"]), _spread(r), F.spec_fraction(float(r["median"]), str(card), "bandwidth"), r["case"]
+        big = cold[cold["bytes"] == cold.groupby("card", observed=True)["bytes"].transform("max")]
+        # fp32 where measured (the STREAM default), else the type the card has
+        big = big.assign(other_type=big["type"].astype(str) != "fp32", neg=-big["median"])
+        for r in records(big.sort_values(["card", "other_type", "neg"]).drop_duplicates("card")):
+            card = str(r["card"])
+            row.values[card] = Value(
+                float(r["median"]), _spread(r), F.spec_fraction(float(r["median"]), card, "bandwidth"), r["case"]
             )
     if not bs.empty:  # the triad's power, where its energy counter ran
         for r in records(bs[(bs["kind"] == "stream") & (bs["mode"] == "burst")]):
@@ -150,10 +165,10 @@ def _copy_rows(df: pd.DataFrame, cards: list[str]) -> list[Row]:
     for op, label in (("h2d", "host → device"), ("d2h", "device → host")):
         row = Row(op, "movement", f"pinned copy {label}, largest (GB/s, % of the PCIe link)", 1e9)
         sel = bw[(bw["op"] == op) & (bw["variant"] == "pinned")] if not bw.empty else bw
-        for card, rows in sel.groupby("card", observed=True):
-            r = records(rows.loc[[rows["bytes"].idxmax()]])[0]
-            row.values[str(card)] = Value(
-                float(r["median"]), _spread(r), F.spec_fraction(float(r["median"]), str(card), "pcie"), r["case"]
+        for r in _pick(sel, largest="bytes"):
+            card = str(r["card"])
+            row.values[card] = Value(
+                float(r["median"]), _spread(r), F.spec_fraction(float(r["median"]), card, "pcie"), r["case"]
             )
         m = miss[(miss["op"] == op) & (miss["variant"] == "pinned")] if not miss.empty else miss
         out.append(_fill_why(row, cards, m))
@@ -169,17 +184,16 @@ def _p2p_rows(rs: ResultSet, cards: list[str]) -> list[Row]:
     big = big[big["test"] == test]
     out = []
     for link in sorted(big["link"].unique()):
-        for which, pick in (("slowest", "idxmin"), ("fastest", "idxmax")):
+        for which, how in (("slowest", "min"), ("fastest", "max")):
             row = Row(f"p2p/{link}/{which}", "movement", f"GPU↔GPU over {link}, {which} pair ({test}, GB/s)", 1e9)
-            for card, rows in big[big["link"] == link].groupby("card", observed=True):
-                r = records(rows.loc[[getattr(rows["median"], pick)()]])[0]
-                row.values[str(card)] = Value(
+            for r in _pick(big[big["link"] == link], how=how):
+                row.values[str(r["card"])] = Value(
                     float(r["median"]), _spread(r), None, r["case"], extra=f"GPU{r['src']}→GPU{r['dst']}"
                 )
+            measured = set(big["card"].astype(str))
             for c in cards:
                 if c not in row.values:
-                    has = big[big["card"] == c]
-                    row.why[c] = f"no {link} link" if not has.empty else F.NOT_RUN
+                    row.why[c] = f"no {link} link" if c in measured else F.NOT_RUN
             out.append(row)
     return out
 
@@ -191,10 +205,8 @@ def _allreduce_row(df: pd.DataFrame, cards: list[str]) -> Row:
         ranks = F.metric(df, "allreduce", "ranks")[["file", "case", "median"]].rename(columns={"median": "ranks"})
         bus = bus.merge(ranks, on=["file", "case"], how="left")
         many = bus[bus["ranks"].fillna(1) > 1]
-        for card, rows in many.groupby("card", observed=True):
-            big = rows[rows["bytes"] == rows["bytes"].max()]
-            r = records(big.loc[[big["median"].idxmax()]])[0]
-            row.values[str(card)] = Value(
+        for r in _pick(many, largest="bytes"):
+            row.values[str(r["card"])] = Value(
                 float(r["median"]),
                 _spread(r),
                 None,
@@ -202,8 +214,9 @@ def _allreduce_row(df: pd.DataFrame, cards: list[str]) -> Row:
                 extra=f"{int(r['ranks'])} GPUs, {N.size(r['bytes'])}",
                 gpus=int(r["ranks"]),
             )
+        one_gpu = set(bus["card"].astype(str))
         for c in cards:
-            if c not in row.values and (bus["card"] == c).any():
+            if c not in row.values and c in one_gpu:
                 row.why[c] = "one GPU: no bus between GPUs to measure"
     return _fill_why(row, cards, F.missing(df, "allreduce"))
 
@@ -211,19 +224,15 @@ def _allreduce_row(df: pd.DataFrame, cards: list[str]) -> Row:
 def _launch_rows(df: pd.DataFrame, cards: list[str]) -> list[Row]:
     per = F.with_int(F.metric(df, "launch", "per_kernel_s"), "kernels")
     out = []
+    miss = F.missing(df, "launch")
     for variant, label in (("eager", "eager"), ("graph", "CUDA Graph")):
         row = Row(f"launch/{variant}", "movement", f"kernel launch, {label} (µs per kernel, chain fit)", 1e-6)
         sel = per[per["variant"] == variant] if not per.empty else per
-        for card, rows in sel.groupby("card", observed=True):
-            fit = rows[rows["op"] == "chain_fit"]
-            if fit.empty:  # older runs: the longest chain's per-kernel time
-                chain = rows[rows["op"] == "chain"]
-                fit = chain[chain["kernels"] == chain["kernels"].max()]
-            if fit.empty:
-                continue
-            r = records(fit.loc[[fit["median"].idxmin()]])[0]
-            row.values[str(card)] = Value(float(r["median"]), _spread(r), None, r["case"])
-        miss = F.missing(df, "launch")
+        fits = _pick(sel[sel["op"] == "chain_fit"], how="min") if not sel.empty else []
+        # older runs, without the fit: the longest chain's per-kernel time
+        chains = _pick(sel[sel["op"] == "chain"], largest="kernels", how="min") if not sel.empty else []
+        for r in chains + fits:  # a card's fit, where it has one, replaces its chain
+            row.values[str(r["card"])] = Value(float(r["median"]), _spread(r), None, r["case"])
         out.append(_fill_why(row, cards, miss[miss["variant"] == variant] if not miss.empty else miss))
     return out
 
