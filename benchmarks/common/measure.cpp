@@ -271,15 +271,7 @@ void report_sustained(benchmark::State& state, const LoopResult& r) {
   append_label(state, "sustained: median over the window");
 }
 
-void report_loop(benchmark::State& state, const LoopResult& r, const char* efficiency_counter, double work_per_op) {
-  state.counters["regions"] = r.regions;
-  state.counters["ops_per_region"] = r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 0.0;
-  state.counters["noise"] = r.noise;
-  state.counters["warmup_s"] = r.warmup_seconds;
-  state.counters["seconds_per_op"] = r.seconds_per_op;  // the mean: all region time / all operations
-  state.counters["seconds_per_op_median"] = r.median_seconds_per_op;
-  state.counters["seconds_per_op_best"] = r.best_seconds_per_op;
-  const ClockSummary& c = r.clocks;
+void report_clocks(benchmark::State& state, const ClockSummary& c) {
   if (c.busy_samples > 0) {
     state.counters["sm_clock_mean_mhz"] = c.mean_mhz;
     state.counters["sm_clock_min_mhz"] = c.min_mhz;
@@ -291,6 +283,18 @@ void report_loop(benchmark::State& state, const LoopResult& r, const char* effic
     state.counters["power_samples_mean_w"] = c.power_mean_w;
     state.counters["power_samples_max_w"] = c.power_max_w;
   }
+}
+
+void report_loop(benchmark::State& state, const LoopResult& r, const char* efficiency_counter, double work_per_op) {
+  state.counters["regions"] = r.regions;
+  state.counters["ops_per_region"] = r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 0.0;
+  state.counters["noise"] = r.noise;
+  state.counters["warmup_s"] = r.warmup_seconds;
+  state.counters["seconds_per_op"] = r.seconds_per_op;  // the mean: all region time / all operations
+  state.counters["seconds_per_op_median"] = r.median_seconds_per_op;
+  state.counters["seconds_per_op_best"] = r.best_seconds_per_op;
+  const ClockSummary& c = r.clocks;
+  report_clocks(state, c);
   if (r.temperature_start_c >= 0) state.counters["temperature_start_c"] = r.temperature_start_c;
   if (r.temperature_end_c >= 0) state.counters["temperature_end_c"] = r.temperature_end_c;
   append_label(state, c.note);

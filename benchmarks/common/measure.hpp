@@ -105,6 +105,10 @@ LoopResult time_host(const HostWork& work);
 void report_loop(benchmark::State& state, const LoopResult& r, const char* efficiency_counter = nullptr,
                  double work_per_op = 0.0);
 
+// The clock and power-sample counters of a watched region (sm_clock_*, throttled, clock_low,
+// sw_power_cap_fraction, power_samples_*), each only where its samples exist.
+void report_clocks(benchmark::State& state, const ClockSummary& c);
+
 // Adds one window to the energy account of case `name` (for corners with their own loop, e.g.
 // allreduce over several GPUs) and returns the account's figures so far.
 // `devices`: how many GPUs the readings sum (a sum over 32 GPUs may draw more than one board can).

@@ -209,18 +209,8 @@ void report(benchmark::State& state, long long window, Workload w, const WindowF
   state.counters["operations_checked"] = static_cast<double>(t.checked);
   state.counters["hash_mismatches"] = 0;
   const ClockSummary& c = f.clocks;
-  if (c.busy_samples > 0) {
-    state.counters["sm_clock_mean_mhz"] = c.mean_mhz;
-    state.counters["sm_clock_min_mhz"] = c.min_mhz;
-    state.counters["throttled"] = c.throttled ? 1.0 : 0.0;
-    state.counters["clock_low"] = c.clock_low ? 1.0 : 0.0;
-    state.counters["sw_power_cap_fraction"] = c.sw_power_cap_fraction;
-    state.counters["clock_reasons"] = static_cast<double>(c.reasons_seen);
-  }
-  if (c.power_samples > 0) {
-    state.counters["power_samples_mean_w"] = c.power_mean_w;
-    state.counters["power_samples_max_w"] = c.power_max_w;
-  }
+  report_clocks(state, c);
+  if (c.busy_samples > 0) state.counters["clock_reasons"] = static_cast<double>(c.reasons_seen);
   if (f.joules >= 0 && f.end_unix > f.start_unix) state.counters["watts_mean"] = f.joules / (f.end_unix - f.start_unix);
   if (f.temperature_start_c >= 0) state.counters["temperature_start_c"] = f.temperature_start_c;
   if (f.temperature_end_c >= 0) state.counters["temperature_end_c"] = f.temperature_end_c;

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from triaudit.core.specs import CardSpec, card_by_key
+from triaudit.report.frames import SPEC_PRECISION
 
 EXECUTABLES = ("stream", "gemm", "memcpy", "launch", "allreduce")
 # The CUDA device name each card key is reported under.
@@ -26,17 +27,7 @@ DEVICE_NAME = {
     "l40s": "NVIDIA L40S",
     "rtx-4090": "NVIDIA GeForce RTX 4090",
 }
-_PRECISION = {
-    "fp64": "fp64_tc",
-    "fp32": "fp32",
-    "tf32": "tf32",
-    "fp16": "fp16",
-    "fp16acc16": "fp16",
-    "bf16": "bf16",
-    "fp8e4m3": "fp8",
-    "fp8e4m3fast": "fp8",
-    "int8": "int8",
-}
+_PRECISION = SPEC_PRECISION  # the datasheet column each GEMM precision is modelled on
 _LADDER = {"l0": 0.02, "l1": 0.12, "l2": 0.35, "l3": 0.62, "l4": 0.74, "l5": 0.88}
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import synthetic_soak as S
 
+from triaudit.core.terminal import interactive
 from triaudit.soak.hashlog import parse_window
-from triaudit.soak.progress import Progress, clock, interactive, window_line
+from triaudit.soak.progress import Progress, clock, window_line
 
 
 def _window(**kw):

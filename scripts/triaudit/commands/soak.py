@@ -132,10 +132,10 @@ def _no_gpu(exe: Path, env: dict, why_none: str) -> TriauditError:
 
 def run(a) -> int:
     from triaudit.core.builddir import find_build_dir
+    from triaudit.core.terminal import interactive
     from triaudit.fleet.node_run import node_name
     from triaudit.runner.suite import check_results_folder
     from triaudit.soak import session
-    from triaudit.soak.progress import interactive
 
     if a.drift_bound is not None and a.drift_bound >= 100:
         raise TriauditError(f"--drift-bound {a.drift_bound:g}: a percentage below 100")

@@ -6,11 +6,11 @@ machine without a GPU skips every case: one line says so, not 240).
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 import time
 from dataclasses import dataclass, field
+
+from triaudit.core.terminal import interactive
 
 # Google Benchmark's console line for a case that failed or was skipped (1.7: ERROR OCCURRED with a
 # "skipped:" message; 1.8+: SKIPPED).
@@ -167,13 +167,7 @@ class RichProgress(PlainProgress):
 
 def wants_rich(stream=None, env=None) -> bool:
     """A live bar only on an interactive terminal that can draw one, and where rich is installed."""
-    stream = sys.stdout if stream is None else stream
-    env = os.environ if env is None else env
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    if not tty or env.get("TERM") == "dumb" or env.get("CI") or env.get("TRIAUDIT_PLAIN_PROGRESS"):
+    if not interactive(stream, env):
         return False
     try:
         import importlib.util

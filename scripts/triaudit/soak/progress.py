@@ -5,24 +5,12 @@ console gets the plain lines, one per GPU per window. Standard library only."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
 
 from triaudit.soak.hashlog import Window
 from triaudit.soak.series import UNITS
-
-
-def interactive(stream=None, env=None) -> bool:
-    """A terminal that can rewrite a line (the same rule as `triaudit run`'s live bar)."""
-    stream = sys.stdout if stream is None else stream
-    env = os.environ if env is None else env
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    return tty and env.get("TERM") != "dumb" and not env.get("CI") and not env.get("TRIAUDIT_PLAIN_PROGRESS")
 
 
 def clock(seconds: float) -> str:
