@@ -81,3 +81,40 @@ def test_plan_run_takes_no_negative_bandwidth(tmp_path, capsys):
     assert cli.main(["plan", "--json", "--run", str(run), "decode", "--params", "7e9"]) == 2
     err = capsys.readouterr().err
     assert "hold no measured case" in err and "is -" in err and "not a measurement" in err
+
+
+def _good_and_odd_runs(tmp_path):
+    copy = _reps("stream/copy/fp32/cache:cold/bytes:1073741824", 5.1e-4, reps=5, bytes_per_second=4.2e12)
+    good = [
+        *copy,
+        *_reps("gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192", 1.4e-3, reps=5, flops=7.8e14),
+        *_reps("stream/triad/fp32/cache:cold/bytes:1073741824", 7.7e-4, reps=5, bytes_per_second=4.2e12),
+    ]
+    odd = [
+        *copy,
+        *_reps("gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192", 1.4e-3, reps=5, flops=1e308),
+        *_reps("stream/triad/fp32/cache:cold/bytes:1073741824", 7.7e-4, reps=5, bytes_per_second=-155.0),
+    ]
+    a = write(tmp_path / "a" / "run1" / "synthetic_good.json", _result("NVIDIA H200", good)).parent
+    b = write(tmp_path / "b" / "run2" / "synthetic_odd.json", _result("NVIDIA H200", odd)).parent
+    return a, b
+
+
+def test_compare_never_judges_an_impossible_figure(tmp_path):
+    from triaudit.judge.compare import compare
+
+    a, b = _good_and_odd_runs(tmp_path)
+    t = compare(a, b).table.set_index("case")
+    gemm = t.loc["gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192"]
+    assert gemm["verdict"] == "newly failing" and "flops is 1e+308" in gemm["reason"]
+    triad = t.loc["stream/triad/fp32/cache:cold/bytes:1073741824"]
+    assert triad["verdict"] == "newly failing" and "zero or less" in triad["reason"]
+    assert cli.main(["compare", str(a), str(b)]) == 1
+
+
+def test_history_leaves_an_impossible_figure_out(tmp_path):
+    a, b = _good_and_odd_runs(tmp_path)
+    assert cli.main(["history", str(a), str(b), "--out", str(tmp_path / "hist")]) == 0
+    text = (tmp_path / "hist" / "history.csv").read_text()
+    assert "-155" not in text and "1e+308" not in text and "gemm/" not in text
+    assert "stream/copy/fp32/cache:cold/bytes:1073741824" in text  # the case both runs measured

@@ -32,6 +32,7 @@ from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import stats
 from triaudit.results.counters import DISPLAY, judged_counter
 from triaudit.results.gbench import load_result
+from triaudit.results.plausible import case_problem
 from triaudit.results.reading import scan_paths
 from triaudit.results.runs import gpu_identity, read_run
 
@@ -79,7 +80,9 @@ class RunSamples:
         return {c: (s.metric, s.higher, s.values) for c, s in self.cases.items() if s.status == "ok" and s.values}
 
 
-def _case_sample(runs: list) -> CaseSample:
+def _case_sample(runs: list, file: str = "", context: dict | None = None) -> CaseSample:
+    """The case's repetitions as compare and history judge them; a figure no card can produce
+    (results/plausible.py) makes it an error, never a number."""
     bad = [r for r in runs if r.status != "ok"]
     if bad:
         worst = next((r for r in bad if r.status == "error"), bad[0])
@@ -96,6 +99,11 @@ def _case_sample(runs: list) -> CaseSample:
     if judged is None:
         return CaseSample("error", "no counter to judge (no time and no throughput counter)")
     metric, higher = judged
+    figures = {k: [r.counters.get(k, math.nan) for r in reps] for k in reps[0].counters}
+    figures["time_s"] = [r.time_s for r in reps]
+    problem = case_problem(file, reps[0].case, figures, context or {})
+    if problem:
+        return CaseSample("error", problem)
     values = [(r.time_s if metric == "time_s" else r.counters.get(metric, math.nan)) for r in reps]
     algo = tuple(sorted({r.counters["algo_id"] for r in reps if "algo_id" in r.counters}))
     return CaseSample("ok", "", metric, higher, [v for v in values if v == v], aggregates_only, algo, reps[0].label)
@@ -135,7 +143,7 @@ def load_samples(path: Path) -> RunSamples:
                 cases[case] = CaseSample("error", f"conflict: {case} is in both {Path(owner[case]).name} and {f.name}")
                 continue
             owner[case] = str(f)
-            cases[case] = _case_sample(runs)
+            cases[case] = _case_sample(runs, str(f), rf.context)
     if len(gpus) > 1:
         raise CompareError(
             f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "

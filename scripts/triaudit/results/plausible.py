@@ -3,8 +3,9 @@
 A throughput of zero or below, or a time of zero or below, is a broken measurement or a broken
 file; so is a rate more than ten times what the card's datasheet allows (a throughput of 1e308, a
 copy faster than ten times the memory). load_results makes each such case an error naming the
-file, the case, the figure and the limit, so no reader (report, compare, history, export, plan,
-outliers, the peers' side-by-side) shows or judges it as a number.
+file, the case, the figure and the limit, and compare and history (which read the repetitions
+themselves) ask case_problem, so no reader (report, compare, history, export, plan, outliers,
+the peers' side-by-side) shows or judges it as a number.
 
 The limit is generous on purpose (an L2-resident STREAM case reads a few times the HBM figure):
 it catches nonsense, never a good card. A card that is not in the datasheets (core/specs.py) is
@@ -79,6 +80,26 @@ def byte_limit(card: CardSpec) -> tuple[float, str]:
 
 def _card(context: dict) -> CardSpec | None:
     return match_card(str(context.get("gpu_name") or ""))
+
+
+def case_problem(file: str, case: str, figures: dict[str, list[float]], context: dict) -> str | None:
+    """Why one case's figures (counter -> its repetitions' values, time_s among them) are not a
+    measurement, or None: the rules of implausible_cases for a reader that holds the repetitions."""
+    name = Path(file).name
+    card = _card(context)
+    for metric in sorted(set(figures) & CHECKED):
+        values = [v for v in figures[metric] if v == v]
+        if not values:
+            continue
+        low, high = min(values), max(values)
+        if low <= 0 and not (metric in ZERO_ALLOWED and low == 0 and high == 0):
+            what = "time" if metric in TIMES else "figure"
+            return f"{name}: {case}: {metric} is {low:.6g} (a {what} of zero or less is not a measurement)"
+        if card is not None and metric not in TIMES:
+            limit, said = flop_limit(card, case) if metric in FLOP_RATES else byte_limit(card)
+            if limit > 0 and math.isfinite(limit) and high > limit:
+                return f"{name}: {case}: {metric} is {high:.6g}, above {said} of {card.name}: not a measurement"
+    return None
 
 
 def implausible_cases(df: pd.DataFrame, contexts: dict[str, dict]) -> dict[tuple[str, str], str]:
