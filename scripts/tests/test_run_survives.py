@@ -262,3 +262,14 @@ def test_a_closed_pipe_keeps_runs_verdict(tmp_path):
     p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert p.stdout.strip() == "77", p.stderr
     assert "Traceback" not in p.stderr
+
+
+@pytest.mark.parametrize("flag", ["--benchmark_out={out}", "--benchmark_out_format=csv", "--force"])
+def test_run_refuses_the_flags_it_owns_after_the_double_dash(tmp_path, capsys, flag):
+    """`run -- --benchmark_out=F` made each executable write F (skipped cases without a GPU; the
+    measurements, with one) while run said "nothing measured, nothing written"."""
+    out = tmp_path / "mine.json"
+    code = cli.main(["run", "--results", str(tmp_path / "results"), "--", flag.format(out=out)])
+    assert code == 2
+    assert "writes each executable's result file itself" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "results").exists()

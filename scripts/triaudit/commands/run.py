@@ -74,6 +74,7 @@ def run(a) -> int:
     only = [x for x in a.only.split(",") if x] or None
     bad = (
         profiles.check_only(only)
+        or profiles.check_extra(a.extra)
         or suite.check_seconds("--budget-s", a.budget_s)
         or suite.check_seconds("--timeout-s", a.timeout_s)
     )

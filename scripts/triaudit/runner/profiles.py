@@ -194,6 +194,23 @@ def find_steps(build_dir: Path, only: list[str] | None = None) -> dict[str, Path
     return {step: exes[exe] for step, exe in STEPS if exe in exes and (not only or _step_selected(step, only))}
 
 
+# What `run` decides for every executable itself: where the result file goes and in which format
+# (it reads them back), and never overwriting one. Given after `--`, the executable would take the
+# user's flag over run's own: its measurements in a file run never reads, or a file overwritten.
+RUN_OWNS = ("--benchmark_out", "--benchmark_out_format", "--force")
+
+
+def check_extra(extra: list[str] | None) -> str:
+    """ "" when the arguments after `--` leave run's own flags alone; otherwise what is wrong."""
+    taken = [x for x in extra or [] if x.split("=", 1)[0] in RUN_OWNS]
+    if taken:
+        return (
+            f"{', '.join(taken)}: `triaudit run` writes each executable's result file itself (under "
+            "--results, never over an existing one); run an executable directly to choose its file"
+        )
+    return ""
+
+
 def check_only(only: list[str] | None) -> str:
     """ "" when every name given to --only is an executable or a step; otherwise what is wrong."""
     known = {n.removeprefix("triaudit_") for n in EXECUTABLES} | {s.removeprefix("triaudit_") for s, _ in STEPS}

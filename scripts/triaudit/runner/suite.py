@@ -27,6 +27,7 @@ from triaudit.runner.child import last_words, run_executable, salvage
 from triaudit.runner.profiles import (
     PROFILES,
     STEP_EXECUTABLE,
+    check_extra,
     check_only,
     find_steps,
     profile_args,
@@ -254,7 +255,12 @@ def run_suite(
     minutes still returns what it measured. Logs are never deleted."""
     if profile not in PROFILES:
         return Outcome(EXIT_USAGE, None, f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    bad = check_only(only) or check_seconds("--budget-s", budget_s) or check_seconds("--timeout-s", timeout_s)
+    bad = (
+        check_only(only)
+        or check_extra(extra_args)
+        or check_seconds("--budget-s", budget_s)
+        or check_seconds("--timeout-s", timeout_s)
+    )
     if bad:
         return Outcome(EXIT_USAGE, None, bad)
     build_dir, found = find_build_dir(build_dir)
