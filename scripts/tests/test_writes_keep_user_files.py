@@ -58,6 +58,10 @@ def test_export_into_a_run_folder_is_refused_and_the_run_still_reads(tmp_path, c
     assert not inside.exists()
     assert cli.main(["export", str(base), "--format", "bmf", "--out", str(base)]) == 2
     assert not (base / "bmf.json").exists()
+    # Nor above it: a results root or a card's folder holds runs that report would read it with.
+    assert cli.main(["export", str(base), "--format", "bmf", "--out", str(base.parent)]) == 2
+    assert "holds the run folder" in capsys.readouterr().err
+    assert not (base.parent / "bmf.json").exists()
     assert cli.main(["report", str(base), "--out", str(tmp_path / "rep")]) == 0
 
 

@@ -50,6 +50,18 @@ def inside_a_results_tree(folder: Path) -> Path | None:
     return None
 
 
+def holds_a_results_tree(folder: Path, depth: int = 3) -> Path | None:
+    """A run folder (one holding manifest.json) at most `depth` levels below `folder`, the way
+    results/<card>/<run>/ lies under a results root; None if none. An output written into
+    `folder` would be read as a result by a report of it."""
+    here = Path(folder)
+    for level in range(1, depth + 1):
+        for m in sorted(here.glob("/".join(["*"] * level) + "/manifest.json")):
+            if m.is_file():
+                return m.parent
+    return None
+
+
 def not_a_regular_file(path: Path) -> str:
     """ "" when `path` is a regular file (or a folder) that can be read as one; otherwise what it is,
     in words: a FIFO, a socket, a device."""

@@ -22,7 +22,7 @@ import math
 from pathlib import Path
 
 from triaudit.core.errors import TriauditError
-from triaudit.core.files import atomic_write, inside_a_results_tree
+from triaudit.core.files import atomic_write, holds_a_results_tree, inside_a_results_tree
 from triaudit.results import runs as R
 from triaudit.results.counters import DISPLAY, JUDGED
 from triaudit.results.gbench import SCHEMA_VERSION
@@ -139,6 +139,12 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
         raise ExportError(
             f"--out {out}: inside the run folder {run_folder}; report, compare and history would read "
             "the export as a result there: choose a folder outside the results"
+        )
+    below = holds_a_results_tree(out)
+    if below is not None:
+        raise ExportError(
+            f"--out {out}: holds the run folder {below}; a report of {out} would read the export as a "
+            "result: choose a folder outside the results"
         )
     try:
         out.mkdir(parents=True, exist_ok=True)
