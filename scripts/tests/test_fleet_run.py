@@ -322,3 +322,24 @@ def test_plain_run_says_the_whole_no_device_reason(tmp_path, stream_exe, no_gpu_
     said = json.loads(no_gpu_json.read_text())["context"]["gpu_unavailable_reason"]
     assert out.exit_code == 77
     assert out.message == f"no CUDA device ({said}): nothing measured, nothing written"
+
+
+def test_a_hang_on_one_gpu_is_stopped_at_its_time_model_limit(tmp_path, monkeypatch):
+    """No --timeout-s, no --budget-s (triaudit.sbatch's default): each executable still has the
+    time model's limit, so a hung GEMM does not hold the chain until the scheduler kills the job."""
+    asked = []
+
+    def limit(step, cases, args, gpu_name, gpus):
+        asked.append((step, gpu_name, gpus))
+        return 2.0, "synthetic: the time model's estimate x 3 + 30 s"
+
+    monkeypatch.setattr(FR.runner, "step_limit", limit)
+    out, _, _ = _run(tmp_path, gpus=[0], env=_env(SYNTHETIC_SLOW_EXE="triaudit_gemm", SYNTHETIC_SLEEP_S="0"))
+    manifest = json.loads((out.run_dir / "manifest.json").read_text())
+    entries = [e for g in manifest["gpus"] for e in g["executables"]]
+    gemm = next(e for e in entries if e["step"] == "triaudit_gemm")
+    assert gemm["limit_s"] == 2.0 and gemm["seconds"] < 20
+    assert ("triaudit_gemm", "NVIDIA H100 80GB HBM3", 1) in asked
+    # The chain went on after the hang: the stream case before it and the allreduce after it ran.
+    assert any(e["step"] == "triaudit_stream" and e["exit_code"] == 0 for e in entries)
+    assert any(n["step"] == "triaudit_allreduce" for n in manifest.get("node_level", {}).get("executables", []))

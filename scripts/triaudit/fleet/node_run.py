@@ -190,9 +190,15 @@ class _Chains:
         self.lock = threading.Lock()
         self.procs: set[subprocess.Popen] = set()
 
-    def run(self, name: str, exe: Path, args: list[str], tag: str, env: dict) -> dict | None:
-        """One executable into <name>.<tag>.json/.log; None when not started (stopped, budget spent)."""
-        limit = self.timeout_s
+    def run(
+        self, name: str, exe: Path, args: list[str], tag: str, env: dict, gpu_name: str = "", gpus: int = 1
+    ) -> dict | None:
+        """One executable into <name>.<tag>.json/.log; None when not started (stopped, budget spent).
+        Its limit is the time model's estimate x 3 + 30 s (runner.step_limit), as on one GPU, so one
+        hang cannot hold a node's chain until the scheduler kills the job; --timeout-s lowers it."""
+        limit, _basis = runner.step_limit(name, runner._list_cases(exe, args), args, gpu_name, gpus)
+        if self.timeout_s is not None:
+            limit = min(limit, self.timeout_s)
         if self.deadline is not None:
             left = self.deadline - time.monotonic()
             if left < runner.MIN_START_S:
@@ -232,6 +238,7 @@ class _Chains:
             "command": cmd,
             "exit_code": rc,
             "seconds": done.seconds,
+            "limit_s": round(limit, 1),
             "json": json_path.name if json_path.exists() else None,
             "log": log_path.name,
             "cuda_visible_devices": env.get("CUDA_VISIBLE_DEVICES"),
@@ -242,7 +249,7 @@ class _Chains:
 
     def chain(self, gpu: Gpu, exes: list[tuple[str, Path, list[str]]], env: dict, record: dict) -> None:
         for name, exe, args in exes:
-            r = self.run(name, exe, args, f"gpu{gpu.index}", env)
+            r = self.run(name, exe, args, f"gpu{gpu.index}", env, gpu.name)
             if r is None:  # stopped or out of budget: the manifest lists it as not started
                 continue
             record["executables"].append(r)
@@ -457,7 +464,7 @@ def run_all_gpus(s: Setup, log=print, nvidia_smi: str = "nvidia-smi", env: dict 
             env_n = _gpu_env(env, [g.uuid for g in chosen], None, siblings=False)
             rec = manifest["node_level"]
             for n, e, a in node_level:
-                r = chains.run(n, e, a, "node", env_n)
+                r = chains.run(n, e, a, "node", env_n, chosen[0].name if chosen else "", len(chosen))
                 if r is not None:
                     rec["executables"].append(r)
     except KeyboardInterrupt:
