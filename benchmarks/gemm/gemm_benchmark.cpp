@@ -340,7 +340,12 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     auto buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
     const GemmBound& bound = precision_info(p).bound;
     const auto once = [&] { kernels::ladder_gemm(level, buf->a(0), buf->b(0), buf->d(0), s.m, s.n, s.k, stream); };
-    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
+    // One sample in every block the level's CTA writes (level 0: 128 rows of one column), so a CTA
+    // that wrote nothing or lost a k-slice is always among the samples.
+    const kernels::LadderLaunch cta = kernels::ladder_launch(level, static_cast<int>(s.m), static_cast<int>(s.n));
+    const SampleBlock block{std::min<std::uint64_t>(kGemmSampleBlock, cta.tile_m ? cta.tile_m : kGemmSampleBlock),
+                            std::min<std::uint64_t>(kGemmSampleBlock, cta.tile_n ? cta.tile_n : kGemmSampleBlock)};
+    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream, block); !c.ok())
       throw VerificationError(c.describe());
 
     // cuBLASLt on the same shape and buffers, timed the same way: the yardstick.
@@ -364,7 +369,7 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     TRIAUDIT_CUDA_LAUNCH();
     // The timed loop wrote D with the ladder and cuBLASLt alternately: poisoned first, so what is
     // checked is what the ladder wrote now, not cuBLASLt's correct result.
-    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
+    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream, block); !c.ok())
       throw VerificationError("after timing: " + c.describe());
     set_counters(state, p, s);
     state.counters["ratio_to_cublas"] = r_ref.seconds_per_op / r.seconds_per_op;

@@ -30,15 +30,19 @@ inline double gemm_allowed_error(double ref, double abs_ref, const GemmBound& b)
 // Whether one sampled element passes. NaN and infinities never pass.
 bool gemm_element_ok(double got, double ref, double abs_ref, const GemmBound& b);
 
-// The edge of the blocks in which every one is sampled: no CTA tile of any kernel the suite runs
-// is smaller, so a tile that was never written, or lost a k-slice, is always sampled.
+// The edge of the blocks in which every one is sampled: no CTA tile of cuBLASLt is smaller, so a
+// tile that was never written, or lost a k-slice, is always sampled. A kernel whose CTA writes a
+// narrower block (ladder level 0: 128 rows of one column) is sampled in blocks of its own size.
 constexpr std::uint64_t kGemmSampleBlock = 64;
 // How many further elements are drawn at random over the whole matrix.
 constexpr int kGemmRandomSamples = 1020;
 
 // The (row, column) positions D is checked at: the four corners and the edges' middles, one
-// pseudo-random element inside every 64 x 64 block (the last blocks may be partial), and
-// kGemmRandomSamples elements anywhere. The same positions on every machine.
-std::vector<std::pair<std::uint32_t, std::uint32_t>> gemm_sample_positions(std::uint64_t m, std::uint64_t n);
+// pseudo-random element inside every block_m x block_n block (64 x 64 unless a kernel's CTA writes
+// less; the last blocks may be partial), and kGemmRandomSamples elements anywhere. The same
+// positions on every machine.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> gemm_sample_positions(std::uint64_t m, std::uint64_t n,
+                                                                           std::uint64_t block_m = kGemmSampleBlock,
+                                                                           std::uint64_t block_n = kGemmSampleBlock);
 
 }  // namespace triaudit

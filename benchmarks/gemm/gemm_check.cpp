@@ -45,17 +45,17 @@ void poison_d(const GemmBuffers& buf, int set, cudaStream_t stream) {
 }
 
 GemmCheck launch_and_check(const GemmBuffers& buf, int set, const GemmBound& bound, const std::function<void()>& launch,
-                           cudaStream_t stream) {
+                           cudaStream_t stream, SampleBlock block) {
   poison_d(buf, set, stream);
   launch();
   TRIAUDIT_CUDA_LAUNCH();
-  return check_gemm(buf, set, bound, stream);
+  return check_gemm(buf, set, bound, stream, block);
 }
 
-GemmCheck check_gemm(const GemmBuffers& buf, int set, const GemmBound& bound, cudaStream_t stream) {
+GemmCheck check_gemm(const GemmBuffers& buf, int set, const GemmBound& bound, cudaStream_t stream, SampleBlock block) {
   const GemmShape& s = buf.shape;
   std::vector<std::uint32_t> rows, cols;
-  for (const auto& [i, j] : gemm_sample_positions(s.m, s.n)) {
+  for (const auto& [i, j] : gemm_sample_positions(s.m, s.n, block.m, block.n)) {
     rows.push_back(i);
     cols.push_back(j);
   }

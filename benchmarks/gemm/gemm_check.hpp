@@ -13,6 +13,7 @@
 
 #include "cuda_raii.hpp"
 #include "gemm/operands.cuh"
+#include "gemm_bound.hpp"
 #include "gemm_catalogue.hpp"
 
 namespace triaudit {
@@ -43,8 +44,15 @@ struct GemmCheck {
   std::string describe() const;
 };
 
+// The block of D in which one element is sampled (gemm_sample_positions): 64 x 64, or the CTA tile
+// of a kernel that writes less.
+struct SampleBlock {
+  std::uint64_t m = kGemmSampleBlock, n = kGemmSampleBlock;
+};
+
 // Compares D of set `set` with the reference under `bound` (exact for integers).
-GemmCheck check_gemm(const GemmBuffers& buf, int set, const GemmBound& bound, cudaStream_t stream);
+GemmCheck check_gemm(const GemmBuffers& buf, int set, const GemmBound& bound, cudaStream_t stream,
+                     SampleBlock block = {});
 
 // Fills D of set `set` with NaN (0xFF bytes; -1 for INT32), so a launch that writes nothing, or
 // misses a tile, cannot pass on what an earlier launch left.
@@ -53,6 +61,6 @@ void poison_d(const GemmBuffers& buf, int set, cudaStream_t stream);
 // The checked launch every case uses, before and after timing: poison D(set), run `launch` once
 // (it must write D of `set`), check it.
 GemmCheck launch_and_check(const GemmBuffers& buf, int set, const GemmBound& bound, const std::function<void()>& launch,
-                           cudaStream_t stream);
+                           cudaStream_t stream, SampleBlock block = {});
 
 }  // namespace triaudit

@@ -217,5 +217,20 @@ TEST(GemmBound, EveryBlockOfEveryShapeIsSampled) {
   EXPECT_TRUE(gemm_sample_positions(0, 5).empty());
 }
 
+// Ladder level 0's CTA writes 128 rows of one column: in 64 x 64 blocks most of its CTAs are never
+// sampled, so one that wrote nothing would pass; sampled in blocks of its own width, every one is.
+TEST(GemmBound, EveryCtaOfANarrowKernelIsSampled) {
+  for (std::uint64_t k : {1024u, 4096u}) {
+    auto ctas_hit = [&](std::uint64_t bm, std::uint64_t bn) {
+      std::set<std::pair<std::uint64_t, std::uint64_t>> ctas;
+      for (const auto& [i, j] : gemm_sample_positions(k, k, bm, bn)) ctas.insert({i / 128, j});
+      return ctas.size();
+    };
+    const std::uint64_t all = (k / 128) * k;
+    EXPECT_EQ(ctas_hit(64, 1), all) << k;
+    EXPECT_LT(ctas_hit(kGemmSampleBlock, kGemmSampleBlock), all / 4) << k;  // 64 x 64 alone: 15 %, 4 %
+  }
+}
+
 }  // namespace
 }  // namespace triaudit

@@ -21,6 +21,8 @@ LadderLaunch gemm_l0_launch(int m, int n) {
   l.grid_x = (static_cast<std::uint64_t>(m) + 127) / 128;
   l.grid_y = static_cast<std::uint64_t>(n);  // one column of D per block row: N <= 65535
   l.threads = 128;
+  l.tile_m = 128;  // 128 rows of one column
+  l.tile_n = 1;
   l.kernel = reinterpret_cast<const void*>(&naive_kernel);
   return l;
 }

@@ -52,6 +52,8 @@ LadderLaunch gemm_l1_launch(int m, int n) {
   l.grid_x = (static_cast<std::uint64_t>(m) + TM - 1) / TM;
   l.grid_y = (static_cast<std::uint64_t>(n) + TN - 1) / TN;
   l.threads = 256;
+  l.tile_m = TM;
+  l.tile_n = TN;
   l.kernel = reinterpret_cast<const void*>(&tiled_kernel);
   return l;
 }

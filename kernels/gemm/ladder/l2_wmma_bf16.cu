@@ -57,6 +57,7 @@ LadderLaunch gemm_l2_launch(int m, int n) {
   l.grid_x = (static_cast<std::uint64_t>(m) + 64 - 1) / 64;
   l.grid_y = (static_cast<std::uint64_t>(n) + 64 - 1) / 64;
   l.threads = 128;
+  l.tile_m = l.tile_n = 64;
   l.kernel = reinterpret_cast<const void*>(&wmma_kernel);
   return l;
 }

@@ -116,6 +116,8 @@ LadderLaunch shape(int m, int n) {
   l.threads = 256;
   l.smem_bytes = smem_bytes<STAGES>();
   l.min_blocks_per_sm = 2;
+  l.tile_m = BM;
+  l.tile_n = BN;
   l.kernel = reinterpret_cast<const void*>(&mma_kernel<STAGES>);
   return l;
 }

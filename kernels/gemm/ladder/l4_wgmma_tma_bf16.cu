@@ -112,6 +112,8 @@ LadderLaunch gemm_l4_launch(int m, int n) {
   l.threads = 256;
   l.smem_bytes = SMEM_BYTES;
   l.min_blocks_per_sm = 2;
+  l.tile_m = BM;
+  l.tile_n = BN;
   l.kernel = reinterpret_cast<const void*>(&wgmma_kernel);
   return l;
 }

@@ -183,6 +183,8 @@ LadderLaunch gemm_l5_launch(int m, int n) {
   l.grid_y = 1;
   l.threads = THREADS;
   l.smem_bytes = SMEM_BYTES;
+  l.tile_m = BM;
+  l.tile_n = BN;
   l.kernel = reinterpret_cast<const void*>(&ws_kernel);
   return l;
 }

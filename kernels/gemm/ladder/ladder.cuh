@@ -36,8 +36,9 @@ std::string gemm_l5_launch_check();  // sm_90a
 struct LadderLaunch {
   std::uint64_t grid_x = 0, grid_y = 0;  // 64-bit: the rules check them against the launch limits
   unsigned threads = 0;
-  int smem_bytes = 0;         // dynamic shared memory per block
-  int min_blocks_per_sm = 1;  // what the level is written for (its __launch_bounds__)
+  int smem_bytes = 0;          // dynamic shared memory per block
+  int min_blocks_per_sm = 1;   // what the level is written for (its __launch_bounds__)
+  int tile_m = 0, tile_n = 0;  // the block of D one CTA writes: the check samples every one
   const void* kernel = nullptr;
   dim3 grid() const { return dim3(static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)); }
 };
