@@ -110,6 +110,44 @@ TEST_F(Health, APendingRemapFailsTheCaseAPendingOneBeforeDoesNot) {
   EXPECT_TRUE(c.failure.empty()) << c.failure;
 }
 
+TEST_F(Health, ARemapFailureFailsTheCaseAnEarlierOneDoesNot) {
+  d.script("remap_pending", {0, 1});
+  d.script("remap_failure", {0, 1});
+  HealthChange c = around([] {});
+  EXPECT_NE(c.failure.find("a row remap failed"), std::string::npos) << c.failure;
+  d.reset();
+  d.script("remap_pending", {1, 1});
+  d.script("remap_failure", {1, 1});  // failed before the case: not this case's doing
+  c = around([] {});
+  EXPECT_TRUE(c.failure.empty()) << c.failure;
+}
+
+TEST_F(Health, AnUncorrectableRemappedRowFailsTheCase) {
+  d.script("remap_uncorrectable", {2, 3});
+  const HealthChange c = around([] {});
+  EXPECT_EQ(c.counters.at("health_remapped_rows_uncorrectable"), 1.0);
+  EXPECT_EQ(c.failure, "health: GPU 0: 1 rows remapped (uncorrectable) during the case: its figure is not trusted");
+}
+
+TEST_F(Health, ADoubleBitRetiredPageFailsTheCaseASingleBitOneDoesNot) {
+  d.script("retired_sbe", {0, 4});
+  HealthChange c = around([] {});
+  EXPECT_EQ(c.counters.at("health_retired_pages_sbe"), 4.0);
+  EXPECT_TRUE(c.failure.empty()) << c.failure;
+  d.reset();
+  d.script("retired_dbe", {0, 1});
+  c = around([] {});
+  EXPECT_EQ(c.counters.at("health_retired_pages_dbe"), 1.0);
+  EXPECT_NE(c.failure.find("1 pages retired (double-bit)"), std::string::npos) << c.failure;
+}
+
+TEST_F(Health, ACounterThatWentDownWasResetNotAnError) {
+  d.script("ecc_uncorrected", {7, 0});  // a driver reload between the readings
+  const HealthChange c = around([] {});
+  EXPECT_EQ(c.counters.at("health_ecc_uncorrected"), 0.0);
+  EXPECT_TRUE(c.failure.empty()) << c.failure;
+}
+
 TEST_F(Health, ACriticalXidDuringTheCaseFailsIt) {
   d.add_xid(13);  // before the case: drained by the first reading, not this case's
   NvmlDevice gpu("00000000:01:00.0", "");
