@@ -164,16 +164,9 @@ void LtGemm::autotune(const GemmBuffers& buf, void* ws, cudaStream_t s, int ops,
     };
     // Warm-up first (the clock falls while the host prepares), with the heuristic's first choice;
     // then one region per candidate per round, in turn, until each has its share of time.
-    const double warm_from = HostTimer::now();
-    while (HostTimer::now() - warm_from < effort.warmup_s) (void)region(&results[static_cast<std::size_t>(first)].algo);
-    while (!selection_done(timing, effort.min_seconds_per_candidate, effort.min_regions))
-      for (int i = 0; i < returned; ++i) {
-        CandidateTiming& t = timing[static_cast<std::size_t>(i)];
-        if (!t.runs) continue;
-        t.seconds += region(&results[static_cast<std::size_t>(i)].algo);
-        t.gemms += ops;
-        ++t.regions;
-      }
+    run_selection(
+        timing, first, ops, effort.warmup_s, effort.min_seconds_per_candidate, effort.min_regions,
+        [&](int i) { return region(&results[static_cast<std::size_t>(i)].algo); }, [] { return HostTimer::now(); });
     const int best = fastest_candidate(timing);
     for (const CandidateTiming& t : timing) tried_ += t.runs ? 1 : 0;
     algo_ = results[static_cast<std::size_t>(best)].algo;

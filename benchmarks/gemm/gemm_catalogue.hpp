@@ -67,7 +67,8 @@ int rotation_sets(std::uint64_t bytes_per_set, std::uint64_t l2_bytes);
 
 // How many GEMMs one timed region holds: enough for >= 0.5 ms of device time (per-region costs
 // then stay under ~1 %), at most 31 (a cuBLASLt call may queue up to 4 entries and a held region
-// takes 128). `seconds_per_gemm`: an estimate (0 or less: one).
+// takes 128): a GEMM under 16 us gets a region shorter than 0.5 ms (docs/gemm.md says so).
+// `seconds_per_gemm`: an estimate (0 or less: one).
 int gemms_per_region(double seconds_per_gemm);
 constexpr double kMinRegionSeconds = 5e-4;
 
@@ -84,6 +85,25 @@ struct CandidateTiming {
 };
 bool selection_done(const std::vector<CandidateTiming>& c, double min_seconds, int min_regions);
 int fastest_candidate(const std::vector<CandidateTiming>& c);  // -1 when none ran
+
+// The selection's schedule, apart from CUDA so a test can drive it: regions of candidate `first`
+// until `warmup_s` of now() has passed, then one region per launching candidate per round, in
+// turn, until selection_done. region(i) times one region of candidate i (seconds, `gemms` GEMMs).
+template <class Region, class Now>
+void run_selection(std::vector<CandidateTiming>& timing, int first, int gemms, double warmup_s, double min_seconds,
+                   int min_regions, const Region& region, const Now& now) {
+  if (first < 0 || first >= static_cast<int>(timing.size()) || !timing[static_cast<std::size_t>(first)].runs) return;
+  const double warm_from = now();
+  while (now() - warm_from < warmup_s) (void)region(first);
+  while (!selection_done(timing, min_seconds, min_regions))
+    for (std::size_t i = 0; i < timing.size(); ++i) {
+      CandidateTiming& t = timing[i];
+      if (!t.runs) continue;
+      t.seconds += region(static_cast<int>(i));
+      t.gemms += gemms;
+      ++t.regions;
+    }
+}
 
 // The burst ceiling's sweep: triaudit's own 12 shapes, or mamf-finder's documented grid
 // (--m_range 0 20480 256 --n 4096 --k 4096: M = 256 .. 20480 in steps of 256) so the two can be

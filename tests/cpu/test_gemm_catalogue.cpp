@@ -150,6 +150,41 @@ TEST(GemmCatalogue, TheFastestCandidateByMean) {
   EXPECT_FALSE(selection_done({{false, 0, 0, 0}}, 0.0, 0));
 }
 
+// The schedule autotune runs (run_selection), on a fake clock: the warm-up first on the heuristic's
+// choice, then the candidates alternate round by round until each has its time and regions.
+TEST(GemmCatalogue, SelectionWarmsUpThenAlternatesUntilEachHasItsShare) {
+  std::vector<CandidateTiming> c(3);
+  c[0].runs = c[2].runs = true;  // candidate 1 did not launch
+  const double region_s[] = {0.004, 0.0, 0.003};
+  double clock = 0;
+  std::vector<int> order;
+  run_selection(
+      c, 2, 31, 0.1, 0.020, 3,
+      [&](int i) {
+        order.push_back(i);
+        clock += region_s[i];
+        return region_s[i];
+      },
+      [&] { return clock; });
+  // 0.1 s of warm-up at 3 ms a region: 34 regions of candidate 2, none of them counted.
+  std::size_t warm = 0;
+  while (warm < order.size() && order[warm] == 2) ++warm;
+  EXPECT_EQ(warm, 34u);
+  for (std::size_t k = warm; k < order.size(); ++k) EXPECT_EQ(order[k], (k - warm) % 2 == 0 ? 0 : 2) << k;
+  EXPECT_GE(c[0].seconds, 0.020);
+  EXPECT_GE(c[2].seconds, 0.020);
+  EXPECT_EQ(c[0].regions, c[2].regions);  // the same rounds for both
+  EXPECT_EQ(c[1].regions, 0);
+  EXPECT_EQ(c[0].gemms, 31LL * c[0].regions);
+  // Candidate 2 needs 7 regions for 20 ms (3 ms each), candidate 0 five: both get seven rounds.
+  EXPECT_EQ(c[2].regions, 7);
+  EXPECT_EQ(fastest_candidate(c), 2);
+  // Nothing runs when the first choice did not launch (no endless loop).
+  std::vector<CandidateTiming> none(2);
+  run_selection(none, 0, 31, 0.1, 0.02, 3, [&](int) { return 1.0; }, [&] { return 0.0; });
+  EXPECT_EQ(none[0].regions, 0);
+}
+
 TEST(GemmCatalogue, TheMamfGridIsItsDocumentedRange) {
   const auto m = mamf_ceiling_shapes();
   ASSERT_EQ(m.size(), 80u);
