@@ -95,11 +95,10 @@ void stream_case(benchmark::State& state, const std::string& name, StreamOp op, 
     work.stream = stream;
     work.ops = ops_per_region(array_bytes, cold, op);
     work.queue_entries_per_op = op == StreamOp::Dot ? 2 : 1;
-    // A sustained window over arrays far beyond L2 needs no flush between its back-to-back regions:
-    // nothing of one triad is left in L2 for the next (and a flush would be load the window does not count).
     const std::uint64_t touched = stream_arrays_touched(op) * array_bytes;
-    const bool beyond_l2 = touched >= 3 * dev.description.l2_bytes;
-    work.flusher = cold && !(sustained.window_s > 0 && beyond_l2) ? ws.flusher.get() : nullptr;
+    work.flusher = stream_flush_between_regions(cold, sustained.window_s > 0, touched, dev.description.l2_bytes)
+                       ? ws.flusher.get()
+                       : nullptr;
     work.enqueue_op = [&] { kernels::stream_run<T>(op, arrays, n, launch, stream); };
     const LoopResult r = sustained.window_s > 0 ? measure_device_sustained(state, work, sustained.window_s)
                                                 : measure_device(state, work);
@@ -115,10 +114,8 @@ void stream_case(benchmark::State& state, const std::string& name, StreamOp op, 
     state.counters["bytes_per_op"] = bytes;
     state.counters["working_set_bytes"] = static_cast<double>(stream_arrays_touched(op) * array_bytes);
     const double seconds = sustained.window_s > 0 ? r.median_seconds_per_op : r.seconds_per_op;
-    // A fraction of the DRAM peak only where the data comes from DRAM: an L2-resident case (the hot
-    // 4 MiB triad) runs at L2 speed and would read above 1.
     const double peak = theoretical_memory_bandwidth(dev.description);
-    if (peak > 0 && seconds > 0 && touched > dev.description.l2_bytes)
+    if (peak > 0 && seconds > 0 && stream_peak_fraction_applies(touched, dev.description.l2_bytes))
       state.counters["peak_fraction"] = bytes / seconds / peak;
     if (sustained.window_s > 0) report_sustained(state, r);
     // Cold: every operation's window also holds the L2 flush (a read of 3x the L2), so the energy

@@ -53,6 +53,20 @@ constexpr std::uint64_t stream_bytes_moved(StreamOp op, std::uint64_t n, std::ui
 // Arrays that must be allocated (always a, b, c: each op reads or writes a subset).
 constexpr int kStreamArraysAllocated = 3;
 
+// Whether a case's figure is a fraction of the DRAM peak: only where its data comes from DRAM.
+// An L2-resident case (the hot 4 MiB triad) runs at L2 speed and would read above 1.
+constexpr bool stream_peak_fraction_applies(std::uint64_t touched_bytes, std::uint64_t l2_bytes) {
+  return l2_bytes > 0 && touched_bytes > l2_bytes;
+}
+
+// Whether a cold case's regions need an L2 flush between them. Each operation of a burst case
+// starts from a flushed L2; a sustained window over arrays of at least 3x L2 leaves nothing of one
+// triad in L2 for the next, and a flush would be load the window does not count.
+constexpr bool stream_flush_between_regions(bool cold, bool sustained, std::uint64_t touched_bytes,
+                                            std::uint64_t l2_bytes) {
+  return cold && !(sustained && touched_bytes >= 3 * l2_bytes);
+}
+
 // Which array holds the op's output: 'a', 'b' or 'c' (dot: none, '-').
 constexpr char stream_output_array(StreamOp op) {
   switch (op) {

@@ -188,3 +188,21 @@ TEST(StreamDot, ElementsGoToTheBlockOfTheirThread) {
   EXPECT_EQ(dot_block_of(tail, 1000), 0u);
   EXPECT_EQ(dot_block_of(tail, 1002), 0u);  // tail thread 2 is in block 0
 }
+
+// Where a STREAM case reports a fraction of the DRAM peak, and where its regions flush L2.
+TEST(StreamOps, PeakFractionOnlyBeyondL2) {
+  constexpr std::uint64_t l2 = 50ull << 20;              // an H100's 50 MiB
+  constexpr std::uint64_t hot_triad = 3 * (4ull << 20);  // the quick profile's 4 MiB triad: 12 MiB touched
+  EXPECT_FALSE(stream_peak_fraction_applies(hot_triad, l2));
+  EXPECT_TRUE(stream_peak_fraction_applies(3ull << 30, l2));  // 1 GiB arrays
+  EXPECT_FALSE(stream_peak_fraction_applies(l2, l2));         // exactly L2: could still be resident
+  EXPECT_FALSE(stream_peak_fraction_applies(1ull << 30, 0));  // L2 size unknown: no claim
+}
+
+TEST(StreamOps, FlushBetweenRegionsExceptASustainedWindowFarBeyondL2) {
+  constexpr std::uint64_t l2 = 50ull << 20;
+  EXPECT_TRUE(stream_flush_between_regions(true, false, 3ull << 30, l2));    // cold burst: always
+  EXPECT_FALSE(stream_flush_between_regions(true, true, 3ull << 30, l2));    // sustained, 60x L2
+  EXPECT_TRUE(stream_flush_between_regions(true, true, 2 * l2, l2));         // sustained, only 2x L2
+  EXPECT_FALSE(stream_flush_between_regions(false, false, 3ull << 30, l2));  // hot: never
+}
