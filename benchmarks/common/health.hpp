@@ -35,6 +35,9 @@ struct HealthReading {
   std::optional<bool> remap_pending, remap_failure;
   std::vector<unsigned long long> xids;  // critical XID events since the previous reading
   std::string xid_unsupported;           // why XID events cannot be read ("" when they can)
+  // The NVLink counters link by link (the same names as `counts`), so a label names the link.
+  std::map<std::string, std::map<unsigned, std::uint64_t>> by_link;
+  std::optional<std::vector<unsigned>> links_up;  // the links reported active; nullopt: no NVLink
 };
 
 // Reads every counter of `nvml` (and drains its XID queue).

@@ -208,18 +208,24 @@ std::optional<unsigned> NvmlDevice::pcie_gen_max() const { return read_unsigned(
 std::optional<unsigned> NvmlDevice::pcie_width_current() const { return read_unsigned(api().width_cur, handle_); }
 std::optional<unsigned> NvmlDevice::pcie_width_max() const { return read_unsigned(api().width_max, handle_); }
 
-std::optional<unsigned> NvmlDevice::nvlink_active_links() const {
+std::optional<std::vector<unsigned>> NvmlDevice::nvlink_up_links() const {
   if (api().nvlink_state == nullptr || handle_ == nullptr) return std::nullopt;
-  unsigned active = 0;
+  std::vector<unsigned> up;
   bool any = false;
-  for (unsigned link = 0; link < 18; ++link) {
+  for (unsigned link = 0; link < kNvLinkMax; ++link) {
     int state = 0;  // nvmlEnableState_t: 1 = enabled (link up)
     if (api().nvlink_state(handle_, link, &state) != kNvmlSuccess) continue;
     any = true;
-    active += state == 1;
+    if (state == 1) up.push_back(link);
   }
   if (!any) return std::nullopt;
-  return active;
+  return up;
+}
+
+std::optional<unsigned> NvmlDevice::nvlink_active_links() const {
+  const auto up = nvlink_up_links();
+  if (!up) return std::nullopt;
+  return static_cast<unsigned>(up->size());
 }
 
 EnergyReading NvmlDevice::total_energy() const {
@@ -408,11 +414,11 @@ std::optional<unsigned> NvmlDevice::pcie_replays(std::string* why) const {
   return v;
 }
 
-std::optional<std::uint64_t> NvmlDevice::nvlink_errors(int counter, std::string* why) const {
+std::optional<std::map<unsigned, std::uint64_t>> NvmlDevice::nvlink_errors_by_link(int counter,
+                                                                                   std::string* why) const {
   const NvmlApi& a = api();
   if (!nvml_call_ok(handle_ != nullptr, status_, a.nvlink_errors != nullptr, kNvmlSuccess, why)) return std::nullopt;
-  std::uint64_t total = 0;
-  bool any = false;
+  std::map<unsigned, std::uint64_t> by_link;
   nvmlReturn_t first_error = kNvmlSuccess;
   for (unsigned link = 0; link < kNvLinkMax; ++link) {
     unsigned long long v = 0;
@@ -421,14 +427,13 @@ std::optional<std::uint64_t> NvmlDevice::nvlink_errors(int counter, std::string*
       if (first_error == kNvmlSuccess) first_error = r;
       continue;
     }
-    any = true;
-    total += v;
+    by_link[link] = v;
   }
-  if (!any) {
+  if (by_link.empty()) {
     if (why != nullptr) *why = return_name(first_error == kNvmlSuccess ? kNotSupported : first_error);
     return std::nullopt;
   }
-  return total;
+  return by_link;
 }
 
 std::optional<std::vector<unsigned long long>> NvmlDevice::drain_xids(std::string* why) {

@@ -2,6 +2,7 @@
 // build needs no NVML, and a machine without it still runs, reporting "unknown" fields.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,8 @@ class NvmlDevice {
   std::optional<unsigned> pcie_width_max() const;
   // NVLink links reported active (of the 18 NVML can address); nullopt without NVLink support.
   std::optional<unsigned> nvlink_active_links() const;
+  // The indices of the links reported active; nullopt without NVLink support.
+  std::optional<std::vector<unsigned>> nvlink_up_links() const;
   // Total energy since the driver loaded (mJ), with NVML's reason when unreadable (e.g. "Not Supported").
   EnergyReading total_energy() const;
   std::optional<unsigned> power_usage_mw() const;
@@ -68,8 +71,8 @@ class NvmlDevice {
   // Pages retired for multiple single-bit errors, or for a double-bit error (before A100).
   std::optional<unsigned> retired_pages(bool double_bit, std::string* why) const;
   std::optional<unsigned> pcie_replays(std::string* why) const;
-  // One NVLink error counter (nvml_abi::kNvLink*) summed over the links that answer.
-  std::optional<std::uint64_t> nvlink_errors(int counter, std::string* why) const;
+  // One NVLink error counter (nvml_abi::kNvLink*) of each link that answers (link -> count).
+  std::optional<std::map<unsigned, std::uint64_t>> nvlink_errors_by_link(int counter, std::string* why) const;
   // The XIDs of critical-error events since the previous call: the first call registers for
   // them (NVML queues events in the set from then on), later calls drain the queue.
   std::optional<std::vector<unsigned long long>> drain_xids(std::string* why);

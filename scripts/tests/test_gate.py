@@ -141,6 +141,7 @@ def test_health_uncorrected_ecc_and_a_health_error_fail_corrected_errors_warn(tm
             1: {"health_ecc_uncorrected": 1.0},
             2: {"health_ecc_corrected": 3.0},
             3: {"health_remap_pending": 1.0},
+            5: {"health_nvlink_links_down": 1.0},
         },
         errors={(4, "hbm"): "health: XID 79 (GPU has fallen off the bus) during the case"},
     )
@@ -150,6 +151,7 @@ def test_health_uncorrected_ecc_and_a_health_error_fail_corrected_errors_warn(tm
         and "corrected ECC errors: 21 (WARN from 1)" in _one(r, "health", "2").message
     )
     assert _one(r, "health", "3").status == FAIL and "a row remap pending" in _one(r, "health", "3").message
+    assert _one(r, "health", "5").status == FAIL and "NVLink links that went down" in _one(r, "health", "5").message
     v4 = _one(r, "health", "4")
     assert v4.status == FAIL and "XID 79 (GPU has fallen off the bus)" in v4.message
     assert _one(r, "hbm", "4").status == NOT_TESTED  # its figure is not a measurement

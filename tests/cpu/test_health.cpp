@@ -22,6 +22,8 @@ struct Double {
   void (*set)(const char*, int, int, const unsigned long long*) = nullptr;
   void (*add_xid)(unsigned long long) = nullptr;
   void (*set_links)(int) = nullptr;
+  void (*set_error_link)(int) = nullptr;
+  void (*set_links_down)(unsigned) = nullptr;
   int (*calls)(const char*) = nullptr;
 
   Double() {
@@ -34,6 +36,8 @@ struct Double {
     add_xid = reinterpret_cast<void (*)(unsigned long long)>(dlsym(lib, "triaudit_nvml_double_add_xid"));
     set_links = reinterpret_cast<void (*)(int)>(dlsym(lib, "triaudit_nvml_double_set_nvlink_links"));
     calls = reinterpret_cast<int (*)(const char*)>(dlsym(lib, "triaudit_nvml_double_calls"));
+    set_error_link = reinterpret_cast<void (*)(int)>(dlsym(lib, "triaudit_nvml_double_set_nvlink_error_link"));
+    set_links_down = reinterpret_cast<void (*)(unsigned)>(dlsym(lib, "triaudit_nvml_double_set_nvlinks_down"));
   }
   void script(const char* counter, std::vector<unsigned long long> v, int rc = 0) {
     set(counter, rc, static_cast<int>(v.size()), v.data());
@@ -88,7 +92,32 @@ TEST_F(Health, AReplayBurstIsCountedNotFailed) {
   EXPECT_TRUE(c.failure.empty()) << c.failure;  // corrected and replayed: reported, judged by gate
   ASSERT_EQ(c.moved.size(), 3u);
   EXPECT_EQ(c.moved[0], "GPU 0: 1 corrected ECC errors");
+  EXPECT_EQ(c.moved[1], "GPU 0: 12000 NVLink replays (link 0: 12000)");
   EXPECT_EQ(c.moved[2], "GPU 0: 12 PCIe replays");
+}
+
+// The report's "12k replays on link 7 during that case": the link is named.
+TEST_F(Health, TheLinkThatReplayedIsNamed) {
+  ASSERT_NE(d.set_error_link, nullptr);
+  d.set_links(18);
+  d.set_error_link(7);
+  d.script("nvlink_replay", {0, 12000});
+  const HealthChange c = around([] {});
+  EXPECT_EQ(c.counters.at("health_nvlink_replay_errors"), 12000.0);
+  ASSERT_EQ(c.moved.size(), 1u);
+  EXPECT_EQ(c.moved[0], "GPU 0: 12000 NVLink replays (link 7: 12000)");
+}
+
+TEST_F(Health, ALinkThatWentDownDuringTheCaseIsSaid) {
+  ASSERT_NE(d.set_links_down, nullptr);
+  d.set_links(18);
+  const HealthChange quiet = around([] {});
+  EXPECT_EQ(quiet.counters.at("health_nvlink_links_down"), 0.0);  // readable, nothing went down
+  const HealthChange c = around([&] { d.set_links_down((1u << 3) | (1u << 11)); });
+  EXPECT_EQ(c.counters.at("health_nvlink_links_down"), 2.0);
+  ASSERT_EQ(c.moved.size(), 1u);
+  EXPECT_EQ(c.moved[0], "GPU 0: NVLink links 3, 11 went down");
+  EXPECT_TRUE(c.failure.empty()) << c.failure;  // a figure over fewer links is judged by gate
 }
 
 TEST_F(Health, AnUncorrectedErrorFailsTheCase) {

@@ -29,8 +29,10 @@ struct State {
   std::map<std::string, Script> scripts;
   std::map<std::string, int> calls;
   std::deque<unsigned long long> xids;
-  int nvlink_links = 4;  // links that answer; the rest say NOT_SUPPORTED
-  int device = 0;        // the handle's target
+  int nvlink_links = 4;       // links that answer; the rest say NOT_SUPPORTED
+  int nvlink_error_link = 0;  // the link an NVLink error counter's scripted count is on
+  unsigned nvlinks_down = 0;  // bit i: link i reports down (nvmlDeviceGetNvLinkState)
+  int device = 0;             // the handle's target
 };
 
 State& state() {
@@ -69,6 +71,8 @@ void triaudit_nvml_double_set(const char* counter, int rc, int n, const unsigned
 }
 void triaudit_nvml_double_add_xid(unsigned long long xid) { state().xids.push_back(xid); }
 void triaudit_nvml_double_set_nvlink_links(int n) { state().nvlink_links = n; }
+void triaudit_nvml_double_set_nvlink_error_link(int link) { state().nvlink_error_link = link; }
+void triaudit_nvml_double_set_nvlinks_down(unsigned mask) { state().nvlinks_down = mask; }
 int triaudit_nvml_double_calls(const char* fn) { return state().calls[fn]; }
 
 // --- NVML ---
@@ -124,7 +128,14 @@ Return nvmlDeviceGetNvLinkErrorCounter(Device, unsigned link, int counter, unsig
   Script& s = script(name);
   if (s.rc != kSuccess) return s.rc;
   if (static_cast<int>(link) >= state().nvlink_links) return kNotSupported;
-  *v = link == 0 ? s.read() : 0;  // the whole scripted count on link 0
+  // the whole scripted count on one link (nvlink_error_link), read once per reading
+  *v = static_cast<int>(link) == state().nvlink_error_link ? s.read() : 0;
+  return kSuccess;
+}
+Return nvmlDeviceGetNvLinkState(Device, unsigned link, int* active) {
+  counted("nvmlDeviceGetNvLinkState");
+  if (static_cast<int>(link) >= state().nvlink_links) return kNotSupported;
+  *active = (state().nvlinks_down >> link) & 1u ? 0 : 1;  // nvmlEnableState_t: 1 = up
   return kSuccess;
 }
 Return nvmlDeviceGetPcieReplayCounter(Device, unsigned* v) {

@@ -172,6 +172,7 @@ HEALTH_FATAL = {
     "health_remap_pending": "a row remap pending (needs a GPU reset)",
     "health_remap_failure": "a row remap failed",
     "health_retired_pages_dbe": "pages retired for double-bit errors",
+    "health_nvlink_links_down": "NVLink links that went down during a case",
 }
 # These are judged against bands (warn, fail: counts over the run), from the floors file's
 # [sku.health] or the policy default of judge/health.py.
@@ -179,7 +180,7 @@ HEALTH_BANDED = {
     "health_ecc_corrected": "corrected ECC errors",
     "health_remapped_rows_correctable": "rows remapped for correctable errors",
     "health_retired_pages_sbe": "pages retired for single-bit errors",
-    "health_xid_events": "XID events (not critical: critical ones make the case an error)",
+    "health_xid_events": "critical XID events (each also makes its case an error)",
     "health_nvlink_crc_errors": "NVLink CRC errors",
     "health_nvlink_replay_errors": "NVLink replays",
     "health_nvlink_recovery_errors": "NVLink recoveries",

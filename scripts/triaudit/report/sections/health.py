@@ -24,6 +24,7 @@ COUNTERS = {
     "health_nvlink_replay_errors": "NVLink replays",
     "health_nvlink_recovery_errors": "NVLink recoveries",
     "health_pcie_replays": "PCIe replays",
+    "health_nvlink_links_down": "NVLink links gone down",
     "health_xid_events": "critical XID events",
 }
 # The context's health_counters names (without "health_") for the counters it lists.
