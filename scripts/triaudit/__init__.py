@@ -4,4 +4,4 @@ Data flows one way (see DESIGN.md): executables -> Google Benchmark JSON -> resu
 -> load into one tidy table -> tables, plots.
 """
 
-__version__ = "0.2.0"  # the same as ../../VERSION (scripts/tests/test_versions.py holds them together)
+__version__ = "0.3.0"  # the same as ../../VERSION (scripts/tests/test_versions.py holds them together)
