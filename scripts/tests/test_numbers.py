@@ -46,6 +46,6 @@ def test_axis_ticks_carry_si_prefixes(x, text):
 
 
 def test_log_ticks_stay_few_and_readable():
-    ticks = N._log_ticks(2**20, 2**32, 2, 7)
+    ticks = N.log_ticks(2**20, 2**32, 2, 7)
     assert len(ticks) <= 7 and all(math.log2(t).is_integer() for t in ticks)
-    assert N._log_ticks(300e9, 6e12, 10, 8) == [5e11, 1e12, 2e12, 5e12]  # 1-2-5 within two decades
+    assert N.log_ticks(300e9, 6e12, 10, 8) == [5e11, 1e12, 2e12, 5e12]  # 1-2-5 within two decades

@@ -102,7 +102,7 @@ def test_an_interrupted_report_leaves_the_previous_one_whole(tmp_path, monkeypat
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(figures, "render", interrupted)  # SIGINT while the figures are drawn
+    monkeypatch.setattr(figures.Renderer, "results", interrupted)  # SIGINT while the figures are drawn
     assert cli.main(["report", str(res), "--out", str(out)]) == 130
     err = capsys.readouterr().err
     assert "interrupted" in err and "Traceback" not in err and err.count("\n") == 1

@@ -213,11 +213,13 @@ def test_a_figure_that_cannot_be_drawn_is_named_not_a_traceback(tmp_path, monkey
 
     real = sections.all_sections
 
-    def with_a_broken_figure(rs, prices=None):
-        secs = real(rs, prices=prices)
+    def with_a_broken_figure(rs, prices=None, on_figure=None):
+        secs = real(rs, prices=prices, on_figure=on_figure)
         fig, ax = plt.subplots()
-        ax.text(0.5, 0.5, r"$\frac{$")  # mathtext that cannot be parsed: drawing raises
+        ax.text(0.5, 0.5, r"$\frac{$")  # mathtext that cannot be parsed: drawing raises (in a worker too)
         secs[0].figures.append(("broken_synthetic", "A figure with nothing to draw", fig))
+        if on_figure is not None:
+            on_figure("broken_synthetic", fig)
         return secs
 
     monkeypatch.setattr(sections, "all_sections", with_a_broken_figure)

@@ -1,6 +1,7 @@
 """One way to write a number in the report, so two neighbouring tables never disagree on style:
 thousands separators, 3 significant digits (4 where the spread reads ±0.0%), "±x.x%" for half the min-max range, "(85%)" for the fraction of the datasheet;
-sizes in binary units (16 MiB), axes with SI prefixes (1 k, 10 M)."""
+sizes in binary units (16 MiB), axis ticks with SI prefixes (1 k, 10 M; report/axes.py puts them
+on a figure's axes)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def si(x: float) -> str:
     return f"{x:.2g}"
 
 
-def _log_ticks(lo: float, hi: float, base: float, most: int) -> list[float]:
+def log_ticks(lo: float, hi: float, base: float, most: int) -> list[float]:
     """Ticks at powers of `base` (and 2x, 5x for base 10 when the span is short) between lo and hi,
     thinned to at most `most`: a readable axis whatever the span."""
     if not (lo > 0 and hi > lo):
@@ -96,40 +97,3 @@ def _log_ticks(lo: float, hi: float, base: float, most: int) -> list[float]:
     ticks = [base**e * s for e in range(first, last + 1) for s in subs if lo <= base**e * s <= hi]
     step = max(1, math.ceil(len(ticks) / most))
     return ticks[::step]
-
-
-def _locator(base: float, most: int):
-    from matplotlib.ticker import Locator
-
-    class ReadableLog(Locator):
-        def __call__(self):
-            lo, hi = sorted(self.axis.get_view_interval())
-            return _log_ticks(lo, hi, base, most)
-
-        def tick_values(self, vmin, vmax):
-            return _log_ticks(min(vmin, vmax), max(vmin, vmax), base, most)
-
-    return ReadableLog()
-
-
-def si_axis(ax, which: str = "y") -> None:
-    """Tick labels with SI prefixes (no "2 × 10³", no offsets) on one axis of `ax`; on a log axis
-    at most 8 of them, at 1, 2, 5 of a decade when the axis spans two decades or less."""
-    from matplotlib.ticker import FuncFormatter, NullLocator
-
-    axis = ax.yaxis if which == "y" else ax.xaxis
-    if axis.get_scale() == "log":
-        axis.set_major_locator(_locator(10, 8))
-        axis.set_minor_locator(NullLocator())
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: si(v)))
-    axis.set_minor_formatter(FuncFormatter(lambda v, _pos: ""))
-
-
-def size_axis(ax, which: str = "x") -> None:
-    """Tick labels as binary sizes (4 KiB, 1 MiB) on a log axis of bytes: at most 7 ticks, at powers of 2."""
-    from matplotlib.ticker import FuncFormatter, NullLocator
-
-    axis = ax.xaxis if which == "x" else ax.yaxis
-    axis.set_major_locator(_locator(2, 7))
-    axis.set_minor_locator(NullLocator())
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: size(v)))

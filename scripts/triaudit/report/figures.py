@@ -1,10 +1,17 @@
-"""A report's figures as PNG bytes, one after another, in the process that made them, with what a
-reader needs checked: the smallest text in pixels at the figure's own size, and any text that
-falls outside the figure (cut off in the PNG)."""
+"""A report's figures as PNG bytes, with what a reader needs checked: the smallest text in pixels
+at the figure's own size, and any text that falls outside the figure (cut off in the PNG).
+
+Drawing is most of a figure's cost and needs nothing but the figure, so Renderer hands each one,
+pickled, to a pool of worker processes as soon as its section has made it: the figures are drawn on
+the second core while the report's other sections are still being built. A figure that cannot be
+pickled, or a machine where the pool cannot start, is drawn in this process instead."""
 
 from __future__ import annotations
 
 import io
+import pickle
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 DPI = 110
@@ -26,7 +33,7 @@ def thin_minor_ticks(fig) -> None:
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if isinstance(axis.get_minor_locator(), matplotlib.ticker.NullLocator):
-                continue  # an axis labelled at 1, 2, 5 (core/numbers.si_axis) has no minor ticks
+                continue  # an axis labelled at 1, 2, 5 (report/axes.si_axis) has no minor ticks
             if axis.get_scale() == "log" and getattr(axis.get_transform(), "base", 10) == 10:
                 axis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=(2.0, 5.0)))
 
@@ -74,15 +81,94 @@ def draw(fig) -> Drawn:
     return Drawn(buf.getvalue(), int(round(width)), smallest, outside)
 
 
+def _said(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".split())
+
+
+def _draw_or_say(fig) -> Drawn | str:
+    try:
+        return draw(fig)
+    except Exception as e:  # noqa: BLE001 - a figure that cannot be drawn is said, not a traceback
+        return _said(e)
+
+
+def _draw_pickled(payload: bytes) -> Drawn | str:
+    """In a worker: the figure as its section made it, drawn; then forgotten (pyplot keeps it).
+    The report's rcParams first: some are read when a figure is drawn, not when it is made."""
+    from triaudit.report.section import pyplot
+
+    plt = pyplot()
+
+    fig = pickle.loads(payload)
+    try:
+        return _draw_or_say(fig)
+    finally:
+        plt.close(fig)
+
+
 def render(figures: list[tuple[str, object]]) -> dict[str, Drawn | str]:
-    """{stem: Drawn}, or for a figure matplotlib cannot draw, why (one line, no file)."""
-    out: dict[str, Drawn | str] = {}
-    for stem, fig in figures:
-        try:
-            out[stem] = draw(fig)
-        except Exception as e:  # noqa: BLE001 - a figure that cannot be drawn is said, not a traceback
-            out[stem] = " ".join(f"{type(e).__name__}: {e}".split())
-    return out
+    """{stem: Drawn}, or for a figure matplotlib cannot draw, why (one line, no file); in this process."""
+    return {stem: _draw_or_say(fig) for stem, fig in figures}
+
+
+# A figure that takes longer than this in a worker is said "not drawn" rather than waited for.
+FIGURE_TIMEOUT_S = 300.0
+
+
+class Renderer:
+    """Draws figures in `workers` processes while the caller goes on; results() waits for them.
+    With workers=0, or where a pool cannot start, every figure is drawn in this process."""
+
+    def __init__(self, workers: int = 2):
+        self._pool: ProcessPoolExecutor | None = None
+        if workers > 0:
+            try:
+                import multiprocessing
+
+                # forkserver: workers fork from a clean server process, not from this one (which
+                # holds the table and threads of its own); they import matplotlib once, there.
+                ctx = multiprocessing.get_context("forkserver")
+                ctx.set_forkserver_preload(
+                    ["triaudit.report.figures", "triaudit.report.axes", "triaudit.report.section"]
+                )
+                self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+            except (OSError, ValueError, ImportError):
+                self._pool = None
+        self._pending: list[tuple[str, object, Future | None]] = []
+
+    def submit(self, stem: str, fig) -> None:
+        future = None
+        if self._pool is not None:
+            try:
+                future = self._pool.submit(_draw_pickled, pickle.dumps(fig, protocol=pickle.HIGHEST_PROTOCOL))
+            except Exception:  # noqa: BLE001 - an unpicklable figure (a lambda formatter) is drawn here
+                future = None
+        self._pending.append((stem, fig, future))
+
+    def results(self) -> dict[str, Drawn | str]:
+        out: dict[str, Drawn | str] = {}
+        for stem, fig, future in self._pending:
+            if future is None:
+                out[stem] = _draw_or_say(fig)
+                continue
+            try:
+                out[stem] = future.result(timeout=FIGURE_TIMEOUT_S)
+            except FutureTimeout:
+                out[stem] = f"took longer than {FIGURE_TIMEOUT_S:.0f} s to draw"
+            except Exception:  # noqa: BLE001 - the worker died (killed, out of memory): draw it here
+                out[stem] = _draw_or_say(fig)
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def __enter__(self) -> Renderer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def png(fig) -> bytes:

@@ -235,7 +235,19 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_
     finally:
         reading.close()
     df = rs.table
-    secs = sections.all_sections(rs, prices=prices) if not df.empty else []  # prices: sections/cost.py Prices
+    with figures.Renderer(FIGURE_WORKERS if not df.empty else 0) as renderer:
+        return _write_sections(rs, header, out, inputs, prices, tidy_csv, renderer)
+
+
+# Processes drawing the figures while the sections are built (report/figures.py Renderer): the
+# second core's work on a 2-core machine; more would only queue.
+FIGURE_WORKERS = 2
+
+
+def _write_sections(rs, header, out, inputs, prices, tidy_csv, renderer) -> list[Path]:
+    df = rs.table
+    # prices: sections/cost.py Prices; each figure goes to the renderer as its section makes it
+    secs = sections.all_sections(rs, prices=prices, on_figure=renderer.submit) if not df.empty else []
     names = (
         ["report.md", "report.html"]
         + (["summary.md"] if any(s.key == "summary" and s.tables for s in secs) else [])
@@ -246,7 +258,7 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_
     folder = ReportFolder(out, inputs)
     try:
         folder.check(names)
-        written = _write_files(folder, rs, header, secs, tidy_csv)
+        written = _write_files(folder, rs, header, secs, tidy_csv, renderer)
         folder.commit()
     finally:
         folder.discard()
@@ -259,9 +271,11 @@ def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_
     return written
 
 
-def _write_files(folder: ReportFolder, rs: ResultSet, header: list[str], secs: list, tidy_csv: bool) -> list[Path]:
+def _write_files(
+    folder: ReportFolder, rs: ResultSet, header: list[str], secs: list, tidy_csv: bool, renderer: figures.Renderer
+) -> list[Path]:
     shown, written = rs.shown, []
-    pngs = figures.render([(stem, fig) for s in secs for stem, _, fig in s.figures])
+    pngs = renderer.results()
     drawn = {stem: d for stem, d in pngs.items() if isinstance(d, figures.Drawn)}
 
     def not_drawn(stem: str, caption: str) -> str:

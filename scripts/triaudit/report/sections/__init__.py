@@ -5,6 +5,8 @@ matrices, energy, health, the soak, and cost when prices are given."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from triaudit.report import frames as F
 from triaudit.report.section import Section
 from triaudit.report.sections import (
@@ -27,34 +29,47 @@ from triaudit.report.sections.summary import section as summary
 from triaudit.results.table import ResultSet
 
 
-def all_sections(rs: ResultSet, prices=None) -> list[Section]:
-    """Every section of the report of `rs`; `prices` (sections/cost.py Prices) adds the cost section."""
-    secs = [
-        stream.stream_section(rs),
-        gemm.gemm_section(rs),
-        memcpy.memcpy_section(rs),
-        launch.launch_section(rs),
-        allreduce.allreduce_section(rs),
-        published.published_section(rs),
-        fleet.fleet_section(rs),  # whole-node runs: every GPU against its siblings
-        peers.peer_section(rs),  # imported peer tools beside triaudit (triaudit import)
-    ]
-    secs += p2p.sections(rs)  # GPU x GPU copy matrices, allreduce scaling over GPU counts
-    secs.append(energy.energy_section(rs))  # burst vs sustained, power, perf per watt
-    secs.append(health.health_section(rs))  # hardware error counters over the run
-    secs.append(other.other_section(rs))  # a plain Google Benchmark file's own cases
-    secs.append(soak.soak_section(rs))  # triaudit soak: each GPU over the hours, its events
-    if prices is not None and not isinstance(prices, cost.Prices):
-        prices = cost.load_prices(prices)
-    priced = cost.cost_section(rs, prices) if prices is not None else None  # report --prices
-    secs += [priced] if priced is not None else []
-    # The summary comes first: each card's triangle, from the same rows as the sections after it.
-    currency = prices.currency if prices is not None else "USD"
-    secs.insert(0, summary.summary_section(rs, priced.csv if priced is not None else None, currency))
+def all_sections(rs: ResultSet, prices=None, on_figure: Callable[[str, object], None] | None = None) -> list[Section]:
+    """Every section of the report of `rs`; `prices` (sections/cost.py Prices) adds the cost section.
+    `on_figure(stem, figure)` is called for each figure as soon as its section has made it (the
+    page hands it to the process that draws it while the next sections are built)."""
+    secs: list[Section] = []
+
+    def add(*built: Section) -> None:
+        for sec in built:
+            secs.append(sec)
+            for stem, _, fig in sec.figures if on_figure is not None else ():
+                on_figure(stem, fig)
+
+    add(stream.stream_section(rs), gemm.gemm_section(rs))
     drawn, note = F.plotted(rs.table)
     fig = gemm.roofline_figure(drawn)
     if fig is not None:
         next(s for s in secs if s.key == "gemm").figures.insert(
             0, ("roofline", "Measured roofline per card" + note, fig)
         )
+        if on_figure is not None:
+            on_figure("roofline", fig)
+    add(
+        memcpy.memcpy_section(rs),
+        launch.launch_section(rs),
+        allreduce.allreduce_section(rs),
+        published.published_section(rs),
+        fleet.fleet_section(rs),  # whole-node runs: every GPU against its siblings
+        peers.peer_section(rs),  # imported peer tools beside triaudit (triaudit import)
+    )
+    add(*p2p.sections(rs))  # GPU x GPU copy matrices, allreduce scaling over GPU counts
+    add(energy.energy_section(rs))  # burst vs sustained, power, perf per watt
+    add(health.health_section(rs))  # hardware error counters over the run
+    add(other.other_section(rs))  # a plain Google Benchmark file's own cases
+    add(soak.soak_section(rs))  # triaudit soak: each GPU over the hours, its events
+    if prices is not None and not isinstance(prices, cost.Prices):
+        prices = cost.load_prices(prices)
+    priced = cost.cost_section(rs, prices) if prices is not None else None  # report --prices
+    if priced is not None:
+        add(priced)
+    # The summary comes first on the page: each card's triangle, from the same rows as the rest.
+    currency = prices.currency if prices is not None else "USD"
+    add(summary.summary_section(rs, priced.csv if priced is not None else None, currency))
+    secs.insert(0, secs.pop())
     return secs

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from triaudit.core import numbers as N
+from triaudit.report import axes as A
 from triaudit.report import frames as F
 from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
 from triaudit.results.table import ResultSet
@@ -84,8 +84,8 @@ def allreduce_figure(rows, multi: bool):
             )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        N.size_axis(ax, "x")
-        N.si_axis(ax, "y")
+        A.size_axis(ax, "x")
+        A.si_axis(ax, "y")
         ax.set_xlabel("message size per rank")
         ax.set_ylabel(("busbw" if multi else "algbw (one rank: busbw is 0)") + " (bytes/s)")
         ax.set_title(mode.replace("_", " "))

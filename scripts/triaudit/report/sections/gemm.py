@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from triaudit.core import numbers as N
+from triaudit.report import axes as A
 from triaudit.report import frames as F
 from triaudit.report.section import PAGE_WIDTH_IN, VARIANT_STYLES, Section, not_measured, panels, pyplot
 from triaudit.report.sections.stream import stream_frame
@@ -134,7 +135,7 @@ def gemm_figure(g: pd.DataFrame):
     ax.set_xticks([i + width * (len(cards) - 1) / 2 for i in range(len(precs))], precs, rotation=30, ha="right")
     ax.set_ylabel("FLOP/s (OP/s for int8)")
     ax.set_yscale("log")
-    N.si_axis(ax, "y")
+    A.si_axis(ax, "y")
     ax.set_title("GEMM: best measured throughput per precision")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.grid(True, axis="y", which="both", alpha=0.3)
@@ -180,7 +181,7 @@ def roofline_figure(df: pd.DataFrame):
             ax.scatter(p["ai"], p["median"], s=8, color=color, alpha=0.5, marker=marker)
         ax.set_xscale("log")
         ax.set_yscale("log")
-        N.si_axis(ax, "y")
+        A.si_axis(ax, "y")
         ax.set_xlabel("arithmetic intensity (FLOP/byte)")
         ax.set_ylabel("FLOP/s")
         ax.set_title(f"Measured roofline: {card}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from triaudit.core import numbers as N
+from triaudit.report import axes as A
 from triaudit.report import frames as F
 from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
 from triaudit.results.table import ResultSet
@@ -102,8 +102,8 @@ def memcpy_figure(bw: pd.DataFrame):
             )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        N.size_axis(ax, "x")
-        N.si_axis(ax, "y")
+        A.size_axis(ax, "x")
+        A.si_axis(ax, "y")
         ax.set_xlabel("copy size")
         ax.set_ylabel("bandwidth (bytes/s)")
         ax.set_title(titles[op])

@@ -7,6 +7,7 @@ import math
 import pandas as pd
 
 from triaudit.core import numbers as N
+from triaudit.report import axes as A
 from triaudit.report import frames as F
 from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
 from triaudit.results.table import ResultSet, card_contexts, plain, records
@@ -122,8 +123,8 @@ def plot_figure(df: pd.DataFrame, file_contexts: dict[str, dict]):
                 ax.axvline(float(l2), color="grey", linestyle=ls, linewidth=1)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        N.size_axis(ax, "x")
-        N.si_axis(ax, "y")
+        A.size_axis(ax, "x")
+        A.si_axis(ax, "y")
         ax.set_title(f"{t}, {c}: {'L2 flushed before each op' if c == 'cold' else 'data left in L2'}")
         ax.set_xlabel("working set (arrays touched × array size)")
         ax.set_ylabel("bandwidth (bytes/s)")
