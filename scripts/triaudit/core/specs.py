@@ -233,6 +233,21 @@ CARDS: list[CardSpec] = [
 ]
 
 
+# A GEMM precision as the executables name it -> the datasheet rates it is held to, first the
+# one it runs at (FP64 GEMMs run on the FP64 Tensor Cores where the card has them).
+PRECISION_RATES = {
+    "fp64": ("fp64_tc", "fp64"),
+    "fp32": ("fp32",),
+    "tf32": ("tf32",),
+    "fp16": ("fp16",),
+    "fp16acc16": ("fp16",),
+    "bf16": ("bf16",),
+    "fp8e4m3": ("fp8",),
+    "fp8e4m3fast": ("fp8",),
+    "int8": ("int8",),
+}
+
+
 def match_card(device_name: str) -> CardSpec | None:
     """The spec whose pattern matches the CUDA device name, or None for an unknown card."""
     for c in CARDS:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from triaudit.core import numbers as N
-from triaudit.core.specs import CardSpec, match_card
+from triaudit.core.specs import PRECISION_RATES, CardSpec, match_card
 from triaudit.results.counters import JUDGED
 from triaudit.results.table import plain, records
 
@@ -20,17 +20,7 @@ PRIMARY_METRICS = JUDGED
 
 
 # GEMM precision name -> the datasheet column it is compared with.
-SPEC_PRECISION = {
-    "fp64": "fp64_tc",
-    "fp32": "fp32",
-    "tf32": "tf32",
-    "fp16": "fp16",
-    "fp16acc16": "fp16",
-    "bf16": "bf16",
-    "fp8e4m3": "fp8",
-    "fp8e4m3fast": "fp8",
-    "int8": "int8",
-}
+SPEC_PRECISION = {p: rates[0] for p, rates in PRECISION_RATES.items()}
 
 
 # Row positions per (corner, metric, ok) of a table, made once per table: the report asks for a few

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from triaudit.core.specs import CardSpec, match_card
+from triaudit.core.specs import PRECISION_RATES, CardSpec, match_card
 
 FACTOR = 10.0
 
@@ -45,19 +45,8 @@ ZERO_ALLOWED = frozenset({"busbw", "busbw_max_rank", "busbw_host_timed"})
 TIMES = frozenset({"time_s"})
 CHECKED = FLOP_RATES | BYTE_RATES | TIMES
 
-# The precision in a GEMM case's name -> the datasheet's rate for it (core/specs.py keys).
-_PRECISION = {
-    "fp64": ("fp64_tc", "fp64"),
-    "fp32": ("fp32",),
-    "tf32": ("tf32",),
-    "fp16": ("fp16",),
-    "fp16acc16": ("fp16",),
-    "bf16": ("bf16",),
-    "fp8e4m3": ("fp8",),
-    "fp8e4m3fast": ("fp8",),
-    "fp8": ("fp8",),
-    "int8": ("int8",),
-}
+# The precision in a GEMM case's name -> the datasheet's rates for it ("fp8": a peer's name too).
+_PRECISION = {**PRECISION_RATES, "fp8": ("fp8",)}
 
 
 def flop_limit(card: CardSpec, case: str) -> tuple[float, str]:

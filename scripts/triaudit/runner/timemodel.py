@@ -73,18 +73,7 @@ LLM_LAYERS = {
     "llama2-70b-mlp_down": (28672, 8192),
 }
 CEILING_SHAPES = [(m, n, k) for m in (4096, 8192, 16384) for n in (4096, 8192) for k in (4096, 8192)]
-PRECISION_RATE = {
-    "fp64": ("fp64_tc", "fp64"),
-    "fp32": ("fp32",),
-    "tf32": ("tf32",),
-    "fp16": ("fp16",),
-    "fp16acc16": ("fp16",),
-    "bf16": ("bf16",),
-    "fp8e4m3": ("fp8",),
-    "fp8e4m3fast": ("fp8",),
-    "int8": ("int8",),
-    "": (),
-}
+PRECISION_RATE = {**specs.PRECISION_RATES, "": ()}
 PRECISION_BYTES = {
     "fp64": (8, 8),
     "fp32": (4, 4),
