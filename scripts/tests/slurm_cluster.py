@@ -98,13 +98,19 @@ class Cluster:
             except (OSError, subprocess.SubprocessError):
                 pass
         for _name, p in reversed(self.procs):
-            if p.poll() is None:
-                p.terminate()
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(timeout=5)
+            stop_process(p)
+
+
+def stop_process(p: subprocess.Popen) -> None:
+    """A daemon a test started, stopped by its pid: SIGTERM, SIGKILL after 10 s."""
+    if p.poll() is not None:
+        return
+    p.terminate()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(timeout=5)
 
 
 def _wait_for(check, seconds: float) -> bool:

@@ -14,6 +14,7 @@ import time
 import urllib.request
 
 import pytest
+from slurm_cluster import stop_process
 from synthetic_gate import HEALTHY, node_run, synthetic_floors
 
 from triaudit import commands as cli
@@ -145,12 +146,7 @@ def test_node_exporter_serves_the_file_and_reads_the_next_one(prom):
         assert _one(rows, "triaudit_gate_exit_code", Hostname="synthetic-node-0") == 0
         assert sorted(x.name for x in out.parent.iterdir()) == ["triaudit.prom"]  # no temporary file left
     finally:
-        p.terminate()
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait(timeout=5)
+        stop_process(p)
         log.close()
 
 
