@@ -196,7 +196,7 @@ class _Chains:
         """One executable into <name>.<tag>.json/.log; None when not started (stopped, budget spent).
         Its limit is the time model's estimate x 3 + 30 s (runner.step_limit), as on one GPU, so one
         hang cannot hold a node's chain until the scheduler kills the job; --timeout-s lowers it."""
-        limit, _basis = runner.step_limit(name, runner._list_cases(exe, args), args, gpu_name, gpus)
+        limit, _basis = runner.step_limit(name, runner.step_cases(exe, args), args, gpu_name, gpus)
         if self.timeout_s is not None:
             limit = min(limit, self.timeout_s)
         if self.deadline is not None:

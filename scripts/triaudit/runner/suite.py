@@ -60,7 +60,7 @@ def staged_gpu_names(staging: Path) -> list[str]:
     return names
 
 
-def _list_cases(exe: Path, args: list[str]) -> list[str]:
+def step_cases(exe: Path, args: list[str]) -> list[str]:
     """The cases the step will run (its catalogue under the profile's filter); [] when it cannot say."""
     filt = [a for a in args if not a.startswith("--benchmark_repetitions") and not a.startswith("--benchmark_out")]
     try:
@@ -71,7 +71,7 @@ def _list_cases(exe: Path, args: list[str]) -> list[str]:
 
 
 def _count_cases(exe: Path, args: list[str]) -> int:
-    return len(_list_cases(exe, args))
+    return len(step_cases(exe, args))
 
 
 # An executable's time limit: its time-model estimate x 3 + 30 s, so one hang cannot starve the
@@ -302,7 +302,7 @@ def run_suite(
     try:
         for i, (step, exe) in enumerate(steps.items(), 1):
             args = profile_args(profile, step) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
-            cases = _list_cases(exe, args)
+            cases = step_cases(exe, args)
             limit, basis = step_limit(step, cases, args, gpu_name, gpu_count)
             if timeout_s is not None and timeout_s < limit:
                 limit, basis = timeout_s, "--timeout-s"
