@@ -4,11 +4,16 @@
 
 from synthetic import _entry, synthetic_context, write
 
-from triaudit.report.sections.allreduce import allreduce_section
+from triaudit.corners import corner_named
+from triaudit.report.sections.collective import bandwidth_section
 from triaudit.report.sections.energy import energy_section
 from triaudit.results.table import load_results
 
 BIG = 1 << 30
+
+
+def bandwidth_section_of(rs):
+    return bandwidth_section(rs, corner_named("allreduce"))
 
 
 def _results(tmp_path):
@@ -50,7 +55,7 @@ def _results(tmp_path):
 
 
 def test_each_algorithm_keeps_its_own_row(tmp_path):
-    sec = allreduce_section(_results(tmp_path))
+    sec = bandwidth_section_of(_results(tmp_path))
     caption, table = next((c, t) for c, t in sec.tables if c.startswith("Largest message"))
     assert "algo" in table.index.names
     cells = {key[table.index.names.index("algo")]: v for key, v in table.iloc[:, 0].items()}
@@ -60,14 +65,14 @@ def test_each_algorithm_keeps_its_own_row(tmp_path):
 
 
 def test_the_scaling_sweep_is_not_mixed_into_the_bandwidth_tables(tmp_path):
-    sec = allreduce_section(_results(tmp_path))
+    sec = bandwidth_section_of(_results(tmp_path))
     for _, table in sec.tables:
         assert "scaling" not in set(table.index.get_level_values("op"))
     assert "scaling" not in set(sec.csv["op"])
 
 
 def test_the_figure_draws_a_line_per_algorithm(tmp_path):
-    sec = allreduce_section(_results(tmp_path))
+    sec = bandwidth_section_of(_results(tmp_path))
     ((_, _, fig),) = sec.figures
     labels = [line.get_label() for line in fig.axes[0].get_lines()]
     assert sorted(labels) == ["NVIDIA H200: out_of_place bf16 algo:auto", "NVIDIA H200: out_of_place bf16 algo:ring"]

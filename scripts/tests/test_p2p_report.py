@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 from synthetic import _entry, skipped_entry, synthetic_context, write
 
+from triaudit.corners import corner_named
+from triaudit.report.sections import collective as C
 from triaudit.report.sections import p2p as P
 from triaudit.results.table import load_results
 
@@ -221,7 +223,7 @@ def scaling_df(tmp_path):
 
 
 def test_synthetic_scaling_table_efficiency_and_link_model(scaling_df):
-    sec = P.scaling_section(scaling_df)
+    sec = C.scaling_section(scaling_df, corner_named("allreduce"))
     ((cap, t),) = sec.tables
     assert "efficiency = busbw ÷ busbw at the fewest GPUs" in cap
     h = t.xs("NVIDIA H200", level="card").reset_index().set_index("GPUs")
@@ -237,7 +239,7 @@ def test_synthetic_scaling_table_efficiency_and_link_model(scaling_df):
 
 
 def test_synthetic_scaling_figure_one_line_per_card(scaling_df):
-    sec = P.scaling_section(scaling_df)
+    sec = C.scaling_section(scaling_df, corner_named("allreduce"))
     ((stem, _, fig),) = sec.figures
     assert stem == "allreduce_scaling"
     ax = fig.axes[0]
@@ -255,7 +257,7 @@ def test_largest_size_common_to_every_count(tmp_path):
         e for e in data["benchmarks"] if not ("gpus:4/" in e["name"] and "bytes:1073741824" in e["name"])
     ]
     write(tmp_path / "triaudit_allreduce_synthetic.json", data)
-    ((_, t),) = P.scaling_section(load_results([tmp_path])).tables
+    ((_, t),) = C.scaling_section(load_results([tmp_path]), corner_named("allreduce")).tables
     assert set(t["size"]) == {"8 MiB"}
 
 

@@ -1,7 +1,8 @@
 """The package's shape: no import cycle (lazy imports inside functions count too) and no wing that
 reaches up to a wing above it. The layers, bottom up:
 
-    0  triaudit (the version), core        plain helpers: arguments, datasheets, errors, files
+    0  triaudit (the version), core,       plain helpers: arguments, datasheets, errors, files;
+       corners                             what each corner is (its steps, time model, figures, checks)
     1  results                             reading result files into one table
     2  runner, doctor, peers, plan, judge  a run; the machine's checks; peer outputs; plans; verdicts
     3  report, soak                        the report's page and sections; the soak and its verdict
@@ -17,6 +18,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "triaudit"
 LAYER = {
     "core": 0,
+    "corners": 0,
     "results": 1,
     "runner": 2,
     "doctor": 2,

@@ -9,6 +9,7 @@ from synthetic import synthetic_stream_result, write
 from triaudit import commands as cli
 from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import model as P
+from triaudit.plan import questions as Q
 
 
 def ans(capsys, *argv):
@@ -109,7 +110,7 @@ def test_finetune_memory(capsys):
 
 def test_measured_basis_from_a_run(tmp_path, capsys):
     run = write(tmp_path / "r" / "synthetic_h200_stream.json", synthetic_stream_result("NVIDIA H200", hbm_gbps=4100))
-    b = P.basis_from_run([run])
+    b = Q.basis_from_run([run])
     assert b.mem_bw.value == pytest.approx(4100e9)
     assert b.mem_bw.source.startswith("measured: stream/")
     assert b.flops["bf16"].source == "datasheet: H200 SXM 141GB"  # no GEMM in the run: datasheet fills in

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from triaudit import commands as cli
+from triaudit.corners import gemm, launch, stream
 from triaudit.runner import profiles
 from triaudit.runner import timemodel as T
 
@@ -48,24 +49,24 @@ def test_the_old_semantics_would_not_have_fit(build_dir):
     # Google Benchmark's own loop ran ops-per-region x min-time per call: a launch/sync case (1000
     # operations per region) at min-time 0.02 took ~20 s per call. The model of one call now:
     s = T.Settings(min_time=0.02, warmup=0.2, sustained=1.0, repetitions=1)
-    assert T.launch_case("launch/sync/stream_synchronize", T.card_by_key("h200"), s) < 1.0
+    assert launch.launch_case("launch/sync/stream_synchronize", T.card_by_key("h200"), s) < 1.0
 
 
 def test_calls_scale_with_repetitions_and_min_time():
     card = T.card_by_key("h200")
     name = "stream/triad/fp32/cache:cold/bytes:1073741824"
-    one = T.stream_case(name, card, T.Settings(0.05, 0.2, 10, 1))
-    five = T.stream_case(name, card, T.Settings(0.05, 0.2, 10, 5))
-    longer = T.stream_case(name, card, T.Settings(0.5, 0.2, 10, 5))
+    one = stream.stream_case(name, card, T.Settings(0.05, 0.2, 10, 1))
+    five = stream.stream_case(name, card, T.Settings(0.05, 0.2, 10, 5))
+    longer = stream.stream_case(name, card, T.Settings(0.5, 0.2, 10, 5))
     assert five > 4 * (one - 0.6) and longer > five + 5 * 0.4
 
 
 def test_a_gemm_too_long_for_the_card_is_estimated_as_skipped():
     # FP64 16384^3 on an RTX 4090 (1.3 TFLOP/s): ~7 s per GEMM; triaudit_gemm skips it (--max-op-seconds 1).
     s = T.Settings(0.05, 0.2, 10, 5)
-    t = T.gemm_case("gemm/cublaslt/fp64/layout:nn/m:16384/n:16384/k:16384", T.card_by_key("rtx-4090"), s)
+    t = gemm.gemm_case("gemm/cublaslt/fp64/layout:nn/m:16384/n:16384/k:16384", T.card_by_key("rtx-4090"), s)
     assert t < 1.0
-    on_h200 = T.gemm_case("gemm/cublaslt/fp64/layout:nn/m:16384/n:16384/k:16384", T.card_by_key("h200"), s)
+    on_h200 = gemm.gemm_case("gemm/cublaslt/fp64/layout:nn/m:16384/n:16384/k:16384", T.card_by_key("h200"), s)
     assert on_h200 > 1.0
 
 
@@ -103,9 +104,11 @@ def test_the_gemm_selection_and_checks_are_counted():
     launches (one GEMM and the FP64 reference of one element per 64 x 64 block)."""
     card = T.card_by_key("h200")
     s = T.Settings(0.05, 0.2, 10, 1)
-    lt = T.gemm_case("gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192", card, s)
-    assert lt > s.warmup + T.AUTOTUNE_CANDIDATES * T.AUTOTUNE_MIN_S + s.warmup + s.min_time
-    burst = T.gemm_case("gemm/ceiling/bf16/burst", card, s)
+    lt = gemm.gemm_case("gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192", card, s)
+    assert lt > s.warmup + gemm.AUTOTUNE_CANDIDATES * gemm.AUTOTUNE_MIN_S + s.warmup + s.min_time
+    burst = gemm.gemm_case("gemm/ceiling/bf16/burst", card, s)
     # every shape of the sweep selected once, the best one a second time
-    assert burst > (len(T.CEILING_SHAPES) + 1) * T.AUTOTUNE_CANDIDATES * T.AUTOTUNE_MIN_S + s.warmup
-    assert T.gemms_per_region(25e-6) == 20 and T.gemms_per_region(1.4e-3) == 1 and T.gemms_per_region(1e-6) == 31
+    assert burst > (len(gemm.CEILING_SHAPES) + 1) * gemm.AUTOTUNE_CANDIDATES * gemm.AUTOTUNE_MIN_S + s.warmup
+    assert (
+        gemm.gemms_per_region(25e-6) == 20 and gemm.gemms_per_region(1.4e-3) == 1 and gemm.gemms_per_region(1e-6) == 31
+    )

@@ -19,6 +19,7 @@ from triaudit.commands import (
     compare,
     doctor,
     export,
+    figures,
     floors,
     gate,
     history,
@@ -34,7 +35,22 @@ from triaudit.commands.console import silence_stdout, warn
 from triaudit.core.errors import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, TriauditError
 
 # In the order `triaudit --help` lists them.
-COMMANDS = [run, soak, report, compare, history, export, importing, plan, doctor, outliers, gate, floors, slurm]
+COMMANDS = [
+    run,
+    soak,
+    report,
+    figures,
+    compare,
+    history,
+    export,
+    importing,
+    plan,
+    doctor,
+    outliers,
+    gate,
+    floors,
+    slurm,
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

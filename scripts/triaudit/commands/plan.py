@@ -9,6 +9,7 @@ from pathlib import Path
 
 from triaudit.core import argtypes
 from triaudit.core.specs import CARDS
+from triaudit.plan import collective
 from triaudit.plan import cost as plan_cost
 from triaudit.plan import model as P
 from triaudit.plan.models import MODELS
@@ -90,15 +91,7 @@ def add_parser(sub) -> None:
         "--activation-factor", type=argtypes.non_negative, default=0.0, help="activations as a multiple of weight bytes"
     )
 
-    a = q.add_parser(
-        "allreduce",
-        help="ring allreduce time of a payload across n GPUs (with --run: the busbw "
-        "measured at that GPU count by triaudit_allreduce --scaling)",
-    )
-    a.add_argument("--payload-gb", type=_number, required=True)
-    a.add_argument("--gpus", type=_count, required=True)
-    a.add_argument("--link", choices=sorted(P.LINKS))
-    a.add_argument("--link-gbps", type=_number, help="per-direction link bandwidth, GB/s")
+    collective.add_parser(q, _number, _count, P.LINKS)
 
     x = q.add_parser("transfer", help="host-to-device time of a payload, pinned vs pageable")
     x.add_argument("--payload-gb", type=_number, required=True)

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from triaudit.core.corners import EXECUTABLES
+from triaudit.corners import EXECUTABLES
 from triaudit.doctor import fatbin
 from triaudit.doctor import health as health_mod
 from triaudit.doctor import interconnect as interconnect_check

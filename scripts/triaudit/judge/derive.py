@@ -5,7 +5,8 @@ its GPUs have (NVLink links up, PCIe generation and width, power limit) is the S
 that differs is left out of the statistics and named (a degraded link must not make a SKU of its
 own). Per check, each GPU's figure is the median of its files' medians of the case the most GPUs
 measured (the largest size, where a check has sizes); for p2p (per link type, the slowest pair)
-and allreduce, each node's. Then:
+and each collective, each node's. Each GPU's (node's) figure is the one the report's summary quotes
+(results/figures.py). Then:
 
     median M over the GPUs; robust sigma = 1.4826 x MAD (the median absolute deviation, which a
     few slow GPUs do not move); FAIL at max(3 sigma, 4 %) below M; WARN halfway.
@@ -23,7 +24,6 @@ is not in it: a fleet's floors want several nights of runs. A floor from fewer t
 from __future__ import annotations
 
 import datetime as _dt
-import fnmatch
 import math
 import re
 import statistics
@@ -33,11 +33,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit import corners as registry
 from triaudit.core.errors import TriauditError
 from triaudit.judge.floors_toml import dumps
-from triaudit.judge.gate_checks import CHECKS, fmt
+from triaudit.judge.gate_checks import CHECKS, NODE_CHECKS, fmt
 from triaudit.judge.gate_facts import gpu_facts
 from triaudit.judge.outliers import identities
+from triaudit.results.figures import gpu_measured, headline_figures
 from triaudit.results.reading import scan_paths
 from triaudit.results.table import load_results, plain
 
@@ -102,7 +104,7 @@ class Derived:
     warn: float
     false_fail_rate: float | None
     below: list[str]  # units below the FAIL floor now
-    gpus: int | None = None  # allreduce: ranks
+    gpus: int | None = None  # a collective's: its ranks
 
     def rate_text(self) -> str:
         scope = "nodes" if CHECKS[self.key.split(":")[0]].scope == "node" else "GPUs"
@@ -192,23 +194,18 @@ def _mode(values: list):
     return Counter(known).most_common(1)[0][0] if known else None
 
 
-def _pick_case(rows: pd.DataFrame, check: str) -> str | None:
-    """The case of a check the most units measured: the first candidate pattern with any, its
-    largest size."""
-    c = CHECKS[check]
-    ok = rows[(rows["status"] == "ok") & (rows["metric"] == c.metric)]
-    for pattern in c.candidates:
-        hits = ok[ok["case"].astype(str).str.match(fnmatch.translate(pattern))]
-        if hits.empty:
-            continue
-        if check == "p2p":  # src and dst vary: one case pattern at the largest size
-            size = max(_size(x) for x in hits["case"])
-            first = re.sub(r"src:\d+/dst:\d+", "src:*/dst:*", str(hits["case"].iloc[0]))
-            return re.sub(r"bytes:\d+", f"bytes:{size}", first)
-        counts = hits.groupby("case")["file"].nunique()
-        best = max(counts.index, key=lambda x: (counts[x], _size(x)))
-        return str(best)
-    return None
+def _vote(picks: pd.DataFrame) -> str | None:
+    """The case the most units' headline figure rests on (the selector's pick per unit); a tie goes
+    to the larger size."""
+    if picks.empty:
+        return None
+    counts = picks["case"].astype(str).value_counts()
+    return max(counts.index, key=lambda x: (counts[x], _size(x), x))
+
+
+def _as_pattern(case: str) -> str:
+    """A p2p case as the pattern of every pair at its size (a floor holds a link type, not a pair)."""
+    return re.sub(r"src:\d+/dst:\d+", "src:*/dst:*", case)
 
 
 def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
@@ -222,6 +219,15 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
     if not who:
         return [], notes + ["no GPU result in these files: nothing to derive floors from"]
     t = rs.table
+    # Each GPU's headline figures (results/figures.py, the summary's and the gate's selection): the
+    # case the most GPUs of a SKU rest a check on is the case its floor holds.
+    unit_of = {f: w["gpu"] for f, w in who.items()}
+    picks = headline_figures(
+        t.assign(unit=t["file"].astype(str).map(unit_of)) if not t.empty else t,
+        rs.contexts,
+        by=("unit",),
+        keys={c.headline for c in CHECKS.values() if c.scope == "gpu"},
+    )
     metrics = {c.metric for c in CHECKS.values()}
     rows = plain(t[t["metric"].isin(metrics)]) if not t.empty else plain(t)
     by_file = {str(f): g for f, g in rows.groupby("file", observed=True)}
@@ -274,7 +280,8 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
         for check, c in CHECKS.items():
             if c.scope != "gpu":
                 continue
-            case = _pick_case(kept_rows, check)
+            mine = {m["who"]["gpu"] for m in kept}
+            case = _vote(picks[(picks["key"] == c.headline) & picks["unit"].isin(mine)])
             if case is None:
                 continue
             units = []
@@ -287,49 +294,51 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
                     units.append(u)
             if units:
                 sku.floors.append(floor_from(check, case, units))
-        sku.floors += _node_floors(rs, rows, kept)
+        sku.floors += _node_floors(rs, kept)
         out.append(sku)
     return out, notes
 
 
-def _node_floors(rs, rows: pd.DataFrame, kept: list[dict]) -> list[Derived]:
-    """p2p (per link type, each node's slowest pair) and allreduce (each node's) from the nodes
-    whose GPUs are all of this SKU."""
+def _node_floors(rs, kept: list[dict]) -> list[Derived]:
+    """The node checks (p2p per link type: each node's slowest pair; each collective: each node's
+    busbw at its GPU count) from the nodes whose GPUs are all of this SKU, each node's figure the
+    selector's (results/figures.py), as the summary quotes it."""
     hosts = {m["who"]["host"] for m in kept}
-    node_files: dict[str, list[str]] = {}
-    for f, ctx in rs.contexts.items():
-        host = str(ctx.get("host") or "")
-        if host in hosts and str(ctx.get("gpu_available", "")).lower() == "true":
-            node_files.setdefault(host, []).append(f)
-    p2p_units: dict[str, list[Unit]] = {}
-    p2p_case: dict[str, str] = {}
-    ar_units: dict[tuple[str, int], list[Unit]] = {}
-    for host, files in sorted(node_files.items()):
-        r = rows[rows["file"].isin(files)]
-        case = _pick_case(r, "p2p")
-        if case:
-            hits = r[(r["status"] == "ok") & (r["metric"] == "bytes_per_second")]
-            hits = hits[hits["case"].astype(str).str.match(fnmatch.translate(case))]
-            per_link: dict[str, list] = {}
-            for row in hits.to_dict("records"):
-                ctx = rs.contexts.get(row["file"], {})
-                link = str(ctx.get(f"p2p_link_{row.get('src')}_{row.get('dst')}", "unknown")).split(" ")[0]
-                per_link.setdefault(link, []).append(row)
-            for link, rs_ in per_link.items():
-                slow = min(rs_, key=lambda x: x["median"])
-                p2p_units.setdefault(link, []).append(
-                    Unit(host, float(slow["median"]), _rel_noise(pd.Series(slow)), int(slow["reps"]))
-                )
-                p2p_case[link] = case
-        case = _pick_case(r, "allreduce")
-        if case:
-            hits = r[r["case"] == case]
-            ranks = {int(rs.contexts[f].get("allreduce_ranks", 0) or 0) for f in hits["file"]}
-            u = _units_of(hits, host, "busbw")
-            if u is not None and len(ranks) == 1:
-                ar_units.setdefault((case, ranks.pop()), []).append(u)
-    out = [floor_from(f"p2p:{link}", p2p_case[link], units) for link, units in sorted(p2p_units.items())]
-    out += [floor_from("allreduce", case, units, gpus) for (case, gpus), units in sorted(ar_units.items())]
+    host_of = {
+        f: str(ctx.get("host") or "")
+        for f, ctx in rs.contexts.items()
+        if str(ctx.get("host") or "") in hosts and gpu_measured(ctx)
+    }
+    t = rs.table
+    if t.empty or not host_of:
+        return []
+    t = t[t["file"].astype(str).isin(host_of)]
+    figs = headline_figures(
+        t.assign(host=t["file"].astype(str).map(host_of)),
+        rs.contexts,
+        by=("host",),
+        keys={c.headline for c in NODE_CHECKS},
+    )
+    out: list[Derived] = []
+    for c in NODE_CHECKS:
+        h = next(h for _, h in registry.headlines() if h.key == c.headline)
+        if h.per_link:
+            mine = figs[figs["key"].str.endswith("/" + h.per_link) & figs["key"].str.startswith(c.id + "/")]
+            for link, grp in sorted(mine.groupby("link"), key=lambda kv: str(kv[0])):
+                units = [
+                    Unit(str(r["host"]), float(r["median"]), _rel_noise(pd.Series(r)), int(r["reps"]))
+                    for r in grp.to_dict("records")
+                ]
+                case = _as_pattern(_vote(grp))
+                out.append(floor_from(f"{c.id}:{link}", case, units))
+            continue
+        mine = figs[figs["key"] == c.headline]
+        by_case: dict[tuple[str, int], list[Unit]] = {}
+        for r in mine.to_dict("records"):
+            ranks = int(r["ranks"]) if r.get("ranks") == r.get("ranks") and r.get("ranks") else 0
+            u = Unit(str(r["host"]), float(r["median"]), _rel_noise(pd.Series(r)), int(r["reps"]))
+            by_case.setdefault((str(r["case"]), ranks), []).append(u)
+        out += [floor_from(c.id, case, units, gpus or None) for (case, gpus), units in sorted(by_case.items())]
     return out
 
 

@@ -52,7 +52,7 @@ class Floor:
     fail: float  # base units (bytes/s, FLOP/s, seconds)
     warn: float
     provenance: dict
-    gpus: int | None = None  # allreduce: the GPU count the floor is for
+    gpus: int | None = None  # a collective's: the GPU count the floor is for
     false_fail_rate: str = ""  # derived floors: the expected rate, stated
     source_file: str = ""
 
@@ -75,7 +75,7 @@ class Floor:
         elif kind == "datasheet-fraction":
             text = f"datasheet fraction: {p['fraction']:g} × {p['datasheet']} ({p['basis']})"
         elif kind == "derived":
-            units = p.get("units", "GPUs")  # a node check (p2p, allreduce) counts nodes
+            units = p.get("units", "GPUs")  # a node check (p2p, a collective) counts nodes
             text = f"derived from {p['gpus']} {units} of fleet {p['fleet']} on {p['date']}, {p['statistic']}"
             if self.false_fail_rate:
                 text += f"; expected false-fail rate {self.false_fail_rate}"

@@ -3,8 +3,9 @@
 Performance checks (gate_checks.CHECKS): the case a floor names, the GPU's median of its
 repetitions, against the floor of its SKU entry (floors.py): below FAIL is a FAIL, below WARN a
 WARN (a ceiling for launch time). The node's checks: per p2p link type its slowest ordered pair
-(the link type from the p2p run's own matrix, p2p_link_<i>_<j>), and NCCL's allreduce bus
-bandwidth at the floor's size for the floor's GPU count. Then the environment (gate_environment.py)
+(the link type from the p2p run's own matrix, p2p_link_<i>_<j>), and each NCCL collective's bus
+bandwidth at the floor's size for the floor's GPU count (a collective that no floor names is judged
+only when it is the gradient-synchronising one, ALWAYS_JUDGED: the others are new to the fleet). Then the environment (gate_environment.py)
 and health (gate_health.py) from the same run.
 
 A check is NOT TESTED, never PASS, when its case is missing, skipped or errored, when the GPU has
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit import corners as registry
 from triaudit.core.errors import EXIT_FOUND, EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.judge.floors import Floor, FloorSet, Sku, choose_sku
 from triaudit.judge.gate_checks import (
@@ -30,10 +32,12 @@ from triaudit.judge.gate_checks import (
     FAIL,
     HEALTH_BANDED,
     HEALTH_FATAL,
+    NODE_CHECKS,
     NOT_TESTED,
     PASS,
     STATUSES,
     WARN,
+    Check,
     fmt,
 )
 from triaudit.judge.gate_environment import environment
@@ -44,6 +48,10 @@ from triaudit.results.reading import scan_paths
 from triaudit.results.table import ResultSet, load_results, plain
 
 ORDER = {c: i for i, c in enumerate([*CHECKS, *ENVIRONMENT])}
+# Node checks said NOT TESTED when no floor names them (the others are left out without a floor).
+_HEADLINE = {h.key: h for _, h in registry.headlines()}
+ALWAYS_JUDGED = {c.id for c in NODE_CHECKS if "gradient_sync" in _HEADLINE[c.headline].roles}
+PER_LINK = {c.id for c in NODE_CHECKS if _HEADLINE[c.headline].per_link}  # one verdict per link type
 
 
 class GateError(TriauditError):
@@ -243,38 +251,41 @@ def _p2p(node: Node, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> lis
     return out
 
 
-def _allreduce(node: Node, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> Verdict:
-    def verdict(status, message, **kw) -> Verdict:
-        return Verdict(
-            node.host, "", "", _node_model(node), "allreduce", status, message, sku=sku.label() if sku else "", **kw
-        )
+def _collective(node: Node, check: Check, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> Verdict:
+    """A collective's busbw at the floor's case, over the floor's GPU count."""
+    cid = check.id
 
-    floor = sku.floors.get("allreduce") if sku else None
+    def verdict(status, message, **kw) -> Verdict:
+        return Verdict(node.host, "", "", _node_model(node), cid, status, message, sku=sku.label() if sku else "", **kw)
+
+    floor = sku.floors.get(cid) if sku else None
     if floor is None:
-        why = f"no allreduce floor in {sku.label()}" if sku else "no floors entry matches the node's GPUs"
+        why = f"no {cid} floor in {sku.label()}" if sku else "no floors entry matches the node's GPUs"
         return verdict(NOT_TESTED, why)
     value, how = _figure(rows, floor)
     if value is None:
         return verdict(NOT_TESTED, how, case=floor.case)
+    corner = registry.corner_named(cid)
+    key = corner.ranks_context if corner else ""
     files = set(_matching(rows, floor.case)["file"])
-    ranks = {str(contexts.get(f, {}).get("allreduce_ranks", "?")) for f in files}
+    ranks = {str(contexts.get(f, {}).get(key, "?")) for f in files}
     if floor.gpus is not None and ranks != {str(floor.gpus)}:
         return verdict(
             NOT_TESTED,
-            f"{fmt(value, 'allreduce')} over {'/'.join(sorted(ranks))} GPU(s); the floor is for {floor.gpus}",
+            f"{fmt(value, cid)} over {'/'.join(sorted(ranks))} GPU(s); the floor is for {floor.gpus}",
             case=floor.case,
             measured=value,
         )
-    status = judge_figure(value, "allreduce", floor.fail, floor.warn)
+    status = judge_figure(value, cid, floor.fail, floor.warn)
     return verdict(
         status,
-        figure_message(value, "allreduce", floor.fail, floor.warn, f"{how}, {'/'.join(sorted(ranks))} GPUs"),
+        figure_message(value, cid, floor.fail, floor.warn, f"{how}, {'/'.join(sorted(ranks))} GPUs"),
         case=floor.case,
         measured=value,
         fail=floor.fail,
         warn=floor.warn,
         floor_source=f"{sku.label()}: {floor.describe()}",
-        short=drain_words(value, "allreduce", status, floor.fail, floor.warn),
+        short=drain_words(value, cid, status, floor.fail, floor.warn),
     )
 
 
@@ -328,8 +339,12 @@ def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "
             result.verdicts.append(health(gpu, sku, grows))
         if node.gpu_count >= 2:
             sku = next((s for s in skus if s is not None), None)
-            result.verdicts += _p2p(node, sku, node_rows if len(node_rows) else empty, rs.contexts)
-            result.verdicts.append(_allreduce(node, sku, node_rows if len(node_rows) else empty, rs.contexts))
+            here = node_rows if len(node_rows) else empty
+            for c in NODE_CHECKS:
+                if c.id in PER_LINK:
+                    result.verdicts += _p2p(node, sku, here, rs.contexts)
+                elif c.id in ALWAYS_JUDGED or (sku is not None and c.id in sku.floors):
+                    result.verdicts.append(_collective(node, c, sku, here, rs.contexts))
     result.verdicts.sort(key=lambda v: (v.host, not v.gpu, _num(v.gpu), ORDER.get(v.check, 99), v.link))
     return result
 

@@ -1,133 +1,23 @@
-"""What `triaudit gate` measures a GPU on: the catalogue of performance checks, each with the
-counter it reads, its direction, its unit and the cases that stand for it. Standard library only
-(the floors loader and the command's parser read it).
+"""What `triaudit gate` measures a GPU on: the performance checks the corners declare (each
+corner's module of corners/: the counter it reads, its direction, its unit, its headline figure
+whose sources are the cases `floors derive` looks for), the environment checks and the health
+counters. Standard library only (the floors loader and the command's parser read it).
 
-A floor names the exact case it holds (a fleet's floors are derived from the case its runs had);
-`candidates` are the cases, in order of preference, that `floors derive` looks for, a `*` standing
-for the size, of which the largest measured is taken.
+A floor names the exact case it holds (a fleet's floors are derived from the case its runs had).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from triaudit import corners as registry
+from triaudit.corners.base import Check
+
+__all__ = ["Check", "CHECKS"]
 
 PASS, WARN, FAIL, NOT_TESTED = "PASS", "WARN", "FAIL", "NOT TESTED"
 STATUSES = (PASS, WARN, FAIL, NOT_TESTED)
 
-
-@dataclass(frozen=True)
-class Check:
-    id: str
-    label: str
-    scope: str  # "gpu": one verdict per GPU; "node": one per node (p2p: one per link type)
-    metric: str  # the counter judged
-    higher_better: bool
-    candidates: tuple[str, ...]
-    unit: tuple[str, float]  # how people read it: (label, divisor from base units)
-    prom_name: str  # the Prometheus metric of the measured figure (base units)
-    prom_labels: dict = field(default_factory=dict)
-
-
-CHECKS: dict[str, Check] = {
-    c.id: c
-    for c in (
-        Check(
-            "hbm",
-            "HBM bandwidth (STREAM triad, L2 flushed, largest arrays)",
-            "gpu",
-            "bytes_per_second",
-            True,
-            ("stream/triad/fp32/cache:cold/bytes:*", "stream/triad/fp64/cache:cold/bytes:*"),
-            ("GB/s", 1e9),
-            "triaudit_hbm_bytes_per_second",
-        ),
-        Check(
-            "gemm_bf16",
-            "BF16 GEMM",
-            "gpu",
-            "flops",
-            True,
-            ("gemm/ceiling/bf16/burst", "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192"),
-            ("TFLOP/s", 1e12),
-            "triaudit_gemm_flops_per_second",
-            {"precision": "bf16"},
-        ),
-        Check(
-            "gemm_fp8",
-            "FP8 (E4M3) GEMM",
-            "gpu",
-            "flops",
-            True,
-            ("gemm/ceiling/fp8e4m3/burst", "gemm/cublaslt/fp8e4m3/layout:tn/m:8192/n:8192/k:8192"),
-            ("TFLOP/s", 1e12),
-            "triaudit_gemm_flops_per_second",
-            {"precision": "fp8e4m3"},
-        ),
-        Check(
-            "h2d",
-            "host to device, pinned",
-            "gpu",
-            "bytes_per_second",
-            True,
-            ("memcpy/h2d/pinned/bytes:*",),
-            ("GB/s", 1e9),
-            "triaudit_copy_bytes_per_second",
-            {"direction": "h2d"},
-        ),
-        Check(
-            "d2h",
-            "device to host, pinned",
-            "gpu",
-            "bytes_per_second",
-            True,
-            ("memcpy/d2h/pinned/bytes:*",),
-            ("GB/s", 1e9),
-            "triaudit_copy_bytes_per_second",
-            {"direction": "d2h"},
-        ),
-        Check(
-            "d2d",
-            "device to device, copy engine",
-            "gpu",
-            "bytes_per_second",
-            True,
-            ("memcpy/d2d/copy_engine/bytes:*",),
-            ("GB/s", 1e9),
-            "triaudit_copy_bytes_per_second",
-            {"direction": "d2d"},
-        ),
-        Check(
-            "launch",
-            "kernel launch (eager enqueue)",
-            "gpu",
-            "time_s",
-            False,
-            ("launch/empty/enqueue/kernels:*",),
-            ("µs", 1e-6),
-            "triaudit_launch_seconds",
-        ),
-        Check(
-            "p2p",
-            "GPU to GPU, copy engine, one direction (slowest pair of each link type)",
-            "node",
-            "bytes_per_second",
-            True,
-            ("p2p/ce/uni/src:*/dst:*/bytes:*",),
-            ("GB/s", 1e9),
-            "triaudit_p2p_bytes_per_second",
-        ),
-        Check(
-            "allreduce",
-            "NCCL allreduce bus bandwidth, largest size",
-            "node",
-            "busbw",
-            True,
-            ("allreduce/out_of_place/fp32/algo:auto/bytes:*", "allreduce/out_of_place/fp32/algo:ring/bytes:*"),
-            ("GB/s", 1e9),
-            "triaudit_allreduce_bus_bytes_per_second",
-        ),
-    )
-}
+CHECKS: dict[str, Check] = registry.checks()
+NODE_CHECKS = [c for c in CHECKS.values() if c.scope == "node"]
 
 # The environment checks, read from the run's context (doctor's checks, as the run saw the GPU),
 # and the health counters. They have no measured figure of their own in Prometheus: their verdict

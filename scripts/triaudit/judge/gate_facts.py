@@ -8,9 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from triaudit import corners as registry
 from triaudit.judge.outliers import identities
+from triaudit.results.figures import gpu_measured
 from triaudit.results.runs import RunInfo, read_run
 from triaudit.results.table import ResultSet
+
+# The context keys in which a node-level corner says how many GPUs it saw (p2p, each collective).
+GPU_COUNT_KEYS = tuple(c.gpus_context for c in registry.CORNERS if c.gpus_context)
 
 
 @dataclass
@@ -107,7 +112,7 @@ def nodes(rs: ResultSet) -> tuple[list[Node], list[str]]:
     for f, ctx in rs.contexts.items():
         run_dir = str(Path(f).parent)
         run = runs.setdefault(run_dir, rs.runs.get(run_dir) or read_run(Path(run_dir), [ctx]))
-        if str(ctx.get("gpu_available", "")).lower() != "true":
+        if not gpu_measured(ctx):
             notes.append(f"{f}: no GPU measured ({ctx.get('gpu_unavailable_reason', 'no device')})")
             continue
         host = who[f]["host"] if f in who else _host_of(f, ctx, run)
@@ -133,11 +138,6 @@ def nodes(rs: ResultSet) -> tuple[list[Node], list[str]]:
             g.files.append(f)
         for g in gpus.values():
             g.facts = gpu_facts([rs.contexts[f] for f in g.files])
-        seen = [
-            max(
-                _int(rs.contexts[f].get("p2p_gpu_count")) or 0, _int(rs.contexts[f].get("allreduce_gpus_per_node")) or 0
-            )
-            for f in files
-        ]
+        seen = [max((_int(rs.contexts[f].get(k)) or 0 for k in GPU_COUNT_KEYS), default=0) for f in files]
         out.append(Node(host, runs[chosen], sorted(gpus.values(), key=Gpu.sort_key), files, max(seen, default=0)))
     return out, notes

@@ -27,14 +27,8 @@ HELP = {
     "triaudit_gate_exit_code": "the exit code of triaudit gate: 0 passed, 1 a check failed, 3 something not tested",
     "triaudit_gate_timestamp_seconds": "when triaudit gate wrote this file (Unix time)",
 }
-FIGURE_HELP = {
-    "triaudit_hbm_bytes_per_second": "HBM bandwidth, STREAM triad with the L2 flushed (bytes per second)",
-    "triaudit_gemm_flops_per_second": "GEMM throughput (floating-point operations per second)",
-    "triaudit_copy_bytes_per_second": "pinned host-device and device-device copies (bytes per second)",
-    "triaudit_launch_seconds": "eager kernel enqueue time (seconds per launch)",
-    "triaudit_p2p_bytes_per_second": "GPU-to-GPU copy, the slowest pair of a link type (bytes per second)",
-    "triaudit_allreduce_bus_bytes_per_second": "NCCL allreduce bus bandwidth (bytes per second)",
-}
+# Each check's own figure (the corners declare its name and help, corners/<name>.py).
+FIGURE_HELP = {c.prom_name: c.prom_help for c in CHECKS.values()}
 
 
 def _escape(value: str) -> str:

@@ -11,7 +11,7 @@ from triaudit.judge.gate_checks import CHECKS, FAIL, PASS, WARN, fmt
 @dataclass
 class Verdict:
     host: str
-    gpu: str  # nvidia-smi's index; "" for a node's check (allreduce)
+    gpu: str  # nvidia-smi's index; "" for a node's check (a collective)
     uuid: str
     model: str
     check: str  # a CHECKS or ENVIRONMENT key

@@ -20,9 +20,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit import corners as registry
 from triaudit.core.errors import TriauditError
 from triaudit.results.counters import DISPLAY
 from triaudit.results.counters import JUDGED as PRIMARY_METRICS
+from triaudit.results.figures import gpu_measured
 from triaudit.results.reading import expand_paths
 from triaudit.results.runs import RunInfo, gpu_identity, read_run
 from triaudit.results.status import read_statuses
@@ -55,14 +57,15 @@ class Judgement:
 
 def _identity(path: Path, ctx: dict, run: RunInfo) -> dict | None:
     """Which GPU a result file measured; None for files that are not one GPU's (no device, a
-    node-level allreduce or p2p run over several GPUs)."""
-    if str(ctx.get("gpu_available", "")).lower() != "true" or path.name in run.node_level_files:
+    node-level run over several GPUs: p2p, a collective)."""
+    if not gpu_measured(ctx) or path.name in run.node_level_files:
         return None
-    try:
-        if int(ctx.get("allreduce_ranks", "1")) > 1:
-            return None
-    except ValueError:
-        pass
+    for key in registry.ranks_contexts():
+        try:
+            if int(ctx.get(key, "1")) > 1:
+                return None
+        except ValueError:
+            pass
     uuid = gpu_identity(ctx, run, path.name)
     index = str(ctx.get("gpu_index", ""))
     if not index.isdigit():  # not recorded, or a placeholder for "not set": the manifest knows

@@ -9,7 +9,7 @@ The power for buying's energy: --watts if given, else the energy counter's watts
 case the answer's binding figure was measured on (--run), else the card's datasheet TDP (an upper
 bound: boards under the software power cap draw up to it). Row names (--json) are stable:
 `cost per hour`, `cost per million tokens` (decode), `cost of the run` (train), `cost of the
-operation` (roofline with an operation, transfer, allreduce, launches).
+operation` (roofline with an operation, transfer, a collective, launches).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import re
 
 from triaudit.core import argtypes
 from triaudit.core.specs import card_by_key, match_card
+from triaudit.plan import collective
 from triaudit.plan import model as P
 from triaudit.plan import prices as C
 from triaudit.plan.questions import figures_for
@@ -245,7 +246,7 @@ def with_cost(a, ans: dict) -> dict:
                         f"{kind} time",
                         rate=from_row(f"{kind} bandwidth"),
                     )
-    elif q == "allreduce":
+    elif q == collective.QUESTION:
         of_seconds("cost of the operation", rows["time"] * 1e-3, "time", gpus, rate=from_row("link, per direction"))
     elif q == "launches":
         of_seconds(

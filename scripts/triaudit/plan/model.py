@@ -10,7 +10,7 @@ files) or datasheet (specs.py). Formulas (the seeds'):
                        head_dim x context x bytes per sequence)
   training time      = 6 x parameters x tokens / (FLOP/s x GPUs x MFU)
   full fine-tune     = 16 B/parameter (bf16 weights 2 + grads 2 + fp32 master 4 + Adam m, v 8) + activations
-  ring allreduce     = each rank sends 2(n-1)/n x payload; time = that / per-direction link bytes/s
+  collective time    = bytes each rank sends (a ring: 2(n-1)/n x payload) / per-direction link bytes/s
   host transfer      = payload / link bytes/s
   kernel launches    = count x per-kernel cost (eager, or inside a CUDA Graph)
   cost (plan_cost.py) = GPUs x hours x price per GPU-hour: the rent / utilisation, or (buying) price /
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triaudit.core.errors import TriauditError
-from triaudit.core.specs import CardSpec, card_by_key, match_card, pcie_gbps
+from triaudit.core.specs import CardSpec, pcie_gbps
 
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 
@@ -67,9 +67,12 @@ class Basis:
     memory_bytes: Figure | None = None
     host_pinned: Figure | None = None
     host_pageable: Figure | None = None
-    allreduce_busbw: Figure | None = None
-    # triaudit_allreduce --scaling: GPU (or rank) count -> message bytes -> busbw measured there
-    allreduce_scaling: dict[int, dict[int, Figure]] = field(default_factory=dict)
+    # The collective a data-parallel step synchronises its gradients with (the headline of role
+    # "gradient_sync"): its busbw, the GPUs it spanned, and its GPU-count sweep
+    # (count -> message bytes -> busbw measured there).
+    sync_busbw: Figure | None = None
+    sync_gpus: int = 1
+    sync_scaling: dict[int, dict[int, Figure]] = field(default_factory=dict)
     launch_eager_s: Figure | None = None  # per kernel in a chain, launch to completion
     launch_graph_s: Figure | None = None
 
@@ -100,87 +103,31 @@ def basis_from_spec(spec: CardSpec) -> Basis:
     return b
 
 
-def basis_from_run(paths: list[Path], card_key: str | None = None) -> Basis:
-    """Measured figures from result files; the datasheet of the matching card fills the gaps."""
-    from triaudit.results.table import load_table, plain
-
-    df = load_table(paths)
-    ok = plain(df[df["status"] == "ok"]) if not df.empty else df
-    if ok.empty:
-        errors = df[df["status"] == "error"]["message"].astype(str).tolist() if not df.empty else []
-        said = f" ({len(errors)} error(s), the first: {errors[0]})" if errors else ""
-        raise PlanError("the given runs hold no measured case" + said)
-    cards = sorted(ok["card"].unique())
-    if len(cards) != 1:
-        raise PlanError(f"the given runs hold several cards ({', '.join(cards)}): plan one card at a time")
-    card = cards[0]
-    spec = card_by_key(card_key) if card_key else match_card(card)
-    return basis_from_rows(ok, card, spec)
-
-
-def basis_from_rows(ok, card: str, spec: CardSpec | None) -> Basis:
-    """The measured figures of one card's measured rows (`ok`: plain text, status ok), the
-    datasheet of `spec` filling the gaps."""
-    import pandas as pd  # here, not at the top: doctor and run must work without pandas
-
+def basis_from_figures(figs, card: str, spec: CardSpec | None) -> Basis:
+    """The plan's basis of one card from its headline figures (results/figures.py headline_figures:
+    one row per figure, with the roles it stands for), the datasheet of `spec` filling the gaps."""
     b = basis_from_spec(spec) if spec else Basis(card=card)
     b.card = card
-
-    watts = {
-        (f, c): float(v)
-        for f, c, v in ok.loc[ok["metric"] == "watts_mean", ["file", "case", "median"]].itertuples(index=False)
-    }
-
-    def best(rows, metric, pick=max):
-        rows = rows[rows["metric"] == metric]
-        if rows.empty:
-            return None
-        idx = rows["median"].idxmax() if pick is max else rows["median"].idxmin()
-        r = rows.loc[idx]
-        w = watts.get((r["file"], r["case"]))
-        where = f"{r['case']} ({Path(r['file']).parent.name})"
-        return Figure(
-            float(r["median"]),
-            f"measured: {where}",
-            Figure(w, f"measured: watts_mean of {where}") if w is not None else None,
-        )
-
-    stream = ok[(ok["corner"] == "stream") & (ok.get("cache") == "cold")] if "cache" in ok else ok.iloc[0:0]
-    if not stream.empty:
-        largest = stream["bytes"].astype("int64").max()
-        f = best(stream[stream["bytes"].astype("int64") == largest], "bytes_per_second")
-        if f:
-            b.mem_bw = f
-    gemm = ok[ok["corner"] == "gemm"]
-    for prec in sorted(set(gemm["variant"])) if not gemm.empty else []:
-        f = best(gemm[gemm["variant"] == prec], "flops")
-        if f:
-            b.flops[prec] = f
-    memcpy = ok[(ok["corner"] == "memcpy") & (ok["op"] == "h2d")]
-    for kind in ("pinned", "pageable"):
-        f = best(memcpy[memcpy["variant"] == kind], "bytes_per_second") if not memcpy.empty else None
-        if f:
-            setattr(b, f"host_{kind}", f)
-    ar = ok[ok["corner"] == "allreduce"]
-    if not ar.empty:
-        b.allreduce_busbw = best(ar, "busbw")
-        b.allreduce_scaling = allreduce_scaling_from(ar)
-    launch = ok[(ok["corner"] == "launch") & ok["op"].isin(["chain_fit", "chain"])]
-    for variant in ("eager", "graph"):
-        rows = launch[launch["variant"] == variant]
-        fit = rows[rows["op"] == "chain_fit"]
-        # The fitted per-kernel cost where measured, else the longest chain's per-kernel time.
-        if not fit.empty:
-            f = best(fit, "per_kernel_s", pick=min)
-        elif not rows.empty:
-            longest = rows[
-                pd.to_numeric(rows["kernels"], errors="coerce") == pd.to_numeric(rows["kernels"], errors="coerce").max()
-            ]
-            f = best(longest, "per_kernel_s", pick=min)
-        else:
-            f = None
-        if f:
-            setattr(b, f"launch_{variant}_s", f)
+    if figs is None or figs.empty:
+        return b
+    for r in figs[figs["card"] == card].to_dict("records"):
+        where = f"{r['case']} ({Path(str(r['file'])).parent.name})"
+        w = r.get("watts")
+        watts = Figure(float(w), f"measured: watts_mean of {where}") if w is not None and w == w else None
+        fig = Figure(float(r["median"]), f"measured: {where}", watts)
+        for role in str(r.get("roles") or "").split("|"):
+            if role.startswith("flops:"):
+                b.flops[role.split(":", 1)[1]] = fig
+            elif role == "hbm":
+                b.mem_bw = fig
+            elif role in ("host_pinned", "host_pageable"):
+                setattr(b, role, fig)
+            elif role in ("launch_eager", "launch_graph"):
+                setattr(b, f"{role}_s", fig)
+            elif role == "gradient_sync":
+                b.sync_busbw = fig
+                ranks = r.get("ranks")
+                b.sync_gpus = int(ranks) if ranks is not None and ranks == ranks else 1
     return b
 
 
@@ -325,78 +272,5 @@ def finetune_memory_bytes(
     return parts
 
 
-def ring_allreduce(payload_bytes: float, gpus: int, link_bw: float) -> dict:
-    if gpus < 1:
-        raise PlanError("--gpus must be at least 1")
-    per_rank = 2.0 * (gpus - 1) / gpus * payload_bytes
-    return {"bytes_per_rank": per_rank, "time_s": per_rank / link_bw if link_bw else math.inf}
-
-
 def transfer_seconds(payload_bytes: float, bw: float) -> float:
     return payload_bytes / bw
-
-
-# --- allreduce from a run's scaling cases ------------------------------------------------------
-
-
-def allreduce_scaling_from(ar) -> dict[int, dict[int, Figure]]:
-    """busbw of `allreduce/scaling/<type>/algo:<a>/gpus:<g>|ranks:<r>/bytes:<N>` cases, per count
-    and size: Ring where measured (the formula here is a ring's), else NCCL's own choice; the
-    best type."""
-    import pandas as pd
-
-    rows = ar[(ar["op"] == "scaling") & (ar["metric"] == "busbw")]
-    if rows.empty:
-        return {}
-    count = pd.Series(float("nan"), index=rows.index)
-    for col in ("ranks", "gpus"):
-        if col in rows:
-            count = pd.to_numeric(rows[col], errors="coerce").fillna(count)
-    rows = rows.assign(
-        count=count,
-        nbytes=pd.to_numeric(rows["bytes"], errors="coerce"),
-        algo_rank=(rows["algo"] if "algo" in rows else pd.Series("", index=rows.index)).map(
-            lambda a: 0 if a == "ring" else 1
-        ),
-    ).dropna(subset=["count", "nbytes"])
-    out: dict[int, dict[int, Figure]] = {}
-    for (g, n), grp in rows.groupby(["count", "nbytes"]):
-        grp = grp[grp["algo_rank"] == grp["algo_rank"].min()]
-        r = grp.loc[grp["median"].idxmax()]
-        out.setdefault(int(g), {})[int(n)] = Figure(
-            float(r["median"]), f"measured: {r['case']} ({Path(r['file']).parent.name})"
-        )
-    return out
-
-
-def pick_scaling(
-    scaling: dict[int, dict[int, Figure]], gpus: int, payload_bytes: float
-) -> tuple[int, int, Figure, list[str]]:
-    """The measured busbw to plan n GPUs and a payload with: the same GPU count where measured
-    (else the nearest below, else above), the measured size nearest the payload (log scale).
-    Returns (count, bytes, figure, notes)."""
-    import math
-
-    notes = []
-    counts = sorted(c for c in scaling if c >= 2)
-    if not counts:
-        raise PlanError("the run's scaling cases have no multi-GPU count")
-    if gpus in counts:
-        g = gpus
-    elif gpus > counts[-1]:
-        g = counts[-1]
-        notes.append(
-            f"measured up to {g} GPUs: busbw at {g} used for {gpus}; beyond the measured counts it is an "
-            "extrapolation (busbw usually falls as GPUs are added)"
-        )
-    else:
-        below = [c for c in counts if c < gpus]
-        g = below[-1] if below else counts[0]
-        notes.append(f"no measurement at {gpus} GPUs: busbw at {g} used")
-    sizes = sorted(scaling[g])
-    n = min(sizes, key=lambda s: abs(math.log2(s) - math.log2(max(payload_bytes, 1))))
-    if payload_bytes > sizes[-1] * 2:
-        notes.append(
-            f"the payload is larger than the largest size measured ({sizes[-1] / 2**20:g} MiB): busbw there used"
-        )
-    return g, n, scaling[g][n], notes

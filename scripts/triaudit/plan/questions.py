@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from triaudit.core.specs import card_by_key
+from triaudit.core.specs import card_by_key, match_card
+from triaudit.plan import collective
 from triaudit.plan import model as P
 from triaudit.plan.models import MODELS
 
@@ -51,7 +52,7 @@ class Question:
     mode: str = "both"
     lora_fraction: float = 0.01
     activation_factor: float = 0.0
-    # allreduce, transfer
+    # collective, transfer
     payload_gb: float | None = None
     link: str | None = None
     link_gbps: float | None = None
@@ -73,10 +74,36 @@ class Question:
         return cls(**{f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)})
 
 
+def basis_from_run(paths: list[Path], card_key: str | None = None) -> P.Basis:
+    """Measured figures from result files (each the card's headline figure, results/figures.py: the
+    same figures the report's summary and the gate quote); the matching card's datasheet fills the gaps."""
+    from triaudit.results.figures import headline_figures
+    from triaudit.results.table import load_results
+
+    rs = load_results(paths)
+    df = rs.table
+    ok = df[df["status"] == "ok"] if not df.empty else df
+    if ok.empty:
+        errors = df[df["status"] == "error"]["message"].astype(str).tolist() if not df.empty else []
+        said = f" ({len(errors)} error(s), the first: {errors[0]})" if errors else ""
+        raise P.PlanError("the given runs hold no measured case" + said)
+    cards = sorted(str(c) for c in ok["card"].unique())
+    if len(cards) != 1:
+        raise P.PlanError(f"the given runs hold several cards ({', '.join(cards)}): plan one card at a time")
+    card = cards[0]
+    try:
+        spec = card_by_key(card_key) if card_key else match_card(card)
+    except KeyError as e:
+        raise P.PlanError(str(e.args[0])) from None
+    b = P.basis_from_figures(headline_figures(df, rs.contexts), card, spec)
+    b.sync_scaling = collective.sync_scaling_from(df)
+    return b
+
+
 def figures_for(a: Question) -> P.Basis:
     """The figures a question is answered from: the run's measurements, or the card's datasheet."""
     if a.run:
-        return P.basis_from_run(a.run, a.card)
+        return basis_from_run(a.run, a.card)
     if a.card:
         try:
             return P.basis_from_spec(card_by_key(a.card))
@@ -327,45 +354,8 @@ def answer(a: Question) -> dict:
             "LoRA: 2 B/parameter frozen + 16 B/trainable parameter",
             "notes": notes,
         }
-    if q == "allreduce":
-        basis = P.basis_from_run(a.run, a.card) if a.run else None
-        scaled = []
-        if basis and any(c >= 2 for c in basis.allreduce_scaling) and not (a.link or a.link_gbps) and a.gpus > 1:
-            # The run measured busbw per GPU count: plan with the one for this count and size.
-            g, n, fig, more = P.pick_scaling(basis.allreduce_scaling, a.gpus, a.payload_gb * 1e9)
-            link_bps, src = fig.value, fig.source + " (busbw)"
-            notes += more
-            scaled = [
-                (
-                    f"measured busbw, {c} GPUs",
-                    by[n].value / 1e9 if n in by else by[max(by)].value / 1e9,
-                    "GB/s",
-                    (by[n] if n in by else by[max(by)]).source,
-                )
-                for c, by in sorted(basis.allreduce_scaling.items())
-                if c >= 2
-            ]
-        elif basis and basis.allreduce_busbw and not (a.link or a.link_gbps):
-            link_bps, src = basis.allreduce_busbw.value, basis.allreduce_busbw.source + " (busbw)"
-        else:
-            link_bps, src = _link(a, basis)
-        r = P.ring_allreduce(a.payload_gb * 1e9, a.gpus, link_bps)
-        rows = [
-            ("payload", a.payload_gb, "GB", ""),
-            ("bytes sent per rank", r["bytes_per_rank"] / 1e9, "GB", ""),
-            ("link, per direction", link_bps / 1e9, "GB/s", src),
-            ("time", r["time_s"] * 1e3, "ms", ""),
-        ] + scaled
-        if a.gpus == 1:
-            notes.append("one GPU: nothing to exchange")
-        return {
-            "question": q,
-            "card": None,
-            "rows": rows,
-            "binds": "movement",
-            "formula": "bytes per rank = 2(n−1)/n × payload; time = bytes per rank ÷ link bytes/s",
-            "notes": notes,
-        }
+    if q == collective.QUESTION:
+        return collective.answer(a, basis_from_run(a.run, a.card) if a.run else None, _link, notes)
     if q == "transfer":
         rows = [("payload", a.payload_gb, "GB", "")]
         if a.link or a.link_gbps:
@@ -396,7 +386,7 @@ def answer(a: Question) -> dict:
             "notes": notes,
         }
     if q == "launches":
-        basis = P.basis_from_run(a.run, a.card) if a.run else None
+        basis = basis_from_run(a.run, a.card) if a.run else None
         eager = (
             P.Figure(a.eager_us * 1e-6, f"given: {a.eager_us:g} µs")
             if a.eager_us

@@ -12,7 +12,8 @@ import pandas as pd
 from triaudit.core import numbers as N
 from triaudit.core.specs import PRECISION_RATES, CardSpec, match_card
 from triaudit.results.counters import JUDGED
-from triaudit.results.table import plain, records
+from triaudit.results.figures import headline_figures, with_role
+from triaudit.results.table import name_parts, plain, records
 
 # The counter that says how fast a case was, in order of preference, and whether higher is better:
 # the one list, in counters.py.
@@ -53,15 +54,15 @@ def metric(df: pd.DataFrame, corner: str, name: str, ok_only: bool = True) -> pd
     return plain(df.iloc[pos])
 
 
-# An allreduce case is told apart by mode, type and NCCL algorithm (`algo:ring`, `algo:auto`; runs
+# A collective's case is told apart by mode, type and NCCL algorithm (`algo:ring`, `algo:auto`; runs
 # from before --algos have none: ""), then message size.
-ALLREDUCE_KEY = ["op", "variant", "algo"]
+COLLECTIVE_KEY = ["op", "variant", "algo"]
 
 
-def allreduce_rows(df: pd.DataFrame, name: str) -> pd.DataFrame:
-    """One metric of the allreduce message-size sweep, with an `algo` column; the GPU-count sweep
-    (allreduce/scaling/...) answers another question and has its own section."""
-    rows = with_int(metric(df, "allreduce", name), "bytes")
+def collective_rows(df: pd.DataFrame, corner: str, name: str) -> pd.DataFrame:
+    """One metric of a collective's message-size sweep, with an `algo` column; the GPU-count sweep
+    (<corner>/scaling/...) answers another question and has its own section."""
+    rows = with_int(metric(df, corner, name), "bytes")
     if not rows.empty:
         rows = rows[rows["op"] != "scaling"]
     if "algo" not in rows:
@@ -177,3 +178,62 @@ def plotted(rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
 
 def unknown_cards(cards) -> list[str]:
     return sorted(c for c in cards if c != "no GPU" and match_card(c) is None)
+
+
+# --- energy: the headline figures' burst and sustained pairs, with their energy counters ----------
+
+ENERGY_METRICS = (
+    "watts_mean",
+    "joules_per_op",
+    "flops_per_joule",
+    "bytes_per_joule",
+    "busbw_per_watt",
+    "energy_window_s",
+    "power_samples_mean_w",
+    "power_samples_max_w",
+    "sm_clock_mean_mhz",
+    "temperature_start_c",
+    "temperature_end_c",
+    "window_s",
+    "sustained_elapsed_s",
+)
+
+
+def mode_of(case: str) -> str:
+    parts = case.split("/")
+    return "sustained" if (len(parts) > 3 and parts[3] == "sustained") or parts[1].endswith("_sustained") else "burst"
+
+
+def energy_measures(df: pd.DataFrame, cases: pd.DataFrame) -> dict[tuple, dict]:
+    """{(file, case): {metric: (median, min, max, repetitions)}} of the energy, clock and window counters."""
+    if cases.empty:
+        return {}
+    keys = set(zip(cases["file"], cases["case"]))
+    wanted = df["case"].isin({c for _, c in keys}) & df["metric"].isin(ENERGY_METRICS) & (df["status"] == "ok")
+    rows = plain(df.loc[wanted, ["file", "case", "metric", "median", "min", "max", "reps"]])
+    out: dict[tuple, dict] = {}
+    for f, c, m, med, lo, hi, n in rows.itertuples(index=False):
+        if (f, c) in keys:
+            out.setdefault((f, c), {})[m] = (med, lo, hi, n)
+    return out
+
+
+def burst_sustained_frame(df: pd.DataFrame, contexts: dict | None = None) -> pd.DataFrame:
+    """One row per (card, figure) of the headline figures that stand for a burst and a sustained
+    rate (roles energy_burst, energy_sustained: the GEMM ceilings per precision, the HBM triad), as
+    the one figure selector picks them (results/figures.py), with kind (the corner), name (the
+    precision or type), mode, and the energy, clock and window counters of the case."""
+    keys = {h.key for role in ("energy_burst", "energy_sustained") for h in with_role(role)}
+    figs = headline_figures(df, contexts, keys=keys)
+    if figs.empty:
+        return pd.DataFrame()
+    rows = figs.assign(
+        metric=figs["counter"],
+        kind=figs["corner"],
+        name=[name_parts(str(c))[2] for c in figs["case"]],
+        mode=["sustained" if "energy_sustained" in str(r) else "burst" for r in figs["roles"]],
+    )
+    rows = rows.sort_values(["kind", "card", "name"], kind="stable").reset_index(drop=True)
+    m = energy_measures(df, rows)
+    rows["counters"] = [m.get((f, c), {}) for f, c in zip(rows["file"], rows["case"])]
+    return rows

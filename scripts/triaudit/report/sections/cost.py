@@ -24,6 +24,7 @@ from triaudit.core.errors import TriauditError
 from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import prices as C
 from triaudit.plan.models import MODELS
+from triaudit.report import frames as F
 from triaudit.report.section import Section
 from triaudit.results.table import ResultSet, plain
 
@@ -322,8 +323,6 @@ def _decode_table(df: pd.DataFrame, prices: Prices, priced: dict, recs: list) ->
 
 def cost_section(rs: ResultSet, prices: Prices | str | Path):
     df = rs.table
-    from triaudit.report.sections.energy import burst_sustained_frame
-
     if not isinstance(prices, Prices):
         prices = load_prices(prices)
     cur = prices.currency
@@ -361,7 +360,7 @@ def cost_section(rs: ResultSet, prices: Prices | str | Path):
         )
     )
     recs: list[dict] = []
-    bs = burst_sustained_frame(df)
+    bs = F.burst_sustained_frame(df, rs.contexts)
     bs = bs[bs["card"].isin(priced)] if not bs.empty else bs
     src = (
         f"throughput measured (the Energy section's cases); prices yours ({prices.path.name}); buying: energy at "

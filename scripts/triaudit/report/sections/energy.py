@@ -18,46 +18,13 @@ import math
 
 import pandas as pd
 
+from triaudit import corners as registry
 from triaudit.core import numbers as N
 from triaudit.report import frames as F
 from triaudit.report.section import Section, panels
-from triaudit.results.table import ResultSet, card_contexts, plain, records
+from triaudit.results.table import ResultSet, card_contexts, records
 
-ENERGY_METRICS = (
-    "watts_mean",
-    "joules_per_op",
-    "flops_per_joule",
-    "bytes_per_joule",
-    "busbw_per_watt",
-    "energy_window_s",
-    "power_samples_mean_w",
-    "power_samples_max_w",
-    "sm_clock_mean_mhz",
-    "temperature_start_c",
-    "temperature_end_c",
-    "window_s",
-    "sustained_elapsed_s",
-)
 DISAGREE = 0.10  # counter and power samples further apart than this are named (the executables' threshold)
-
-
-def mode_of(case: str) -> str:
-    parts = case.split("/")
-    return "sustained" if (len(parts) > 3 and parts[3] == "sustained") or parts[1].endswith("_sustained") else "burst"
-
-
-def _measures(df: pd.DataFrame, cases: pd.DataFrame) -> dict[tuple, dict]:
-    """{(file, case): {metric: (median, min, max, repetitions)}} of the energy, clock and window counters."""
-    if cases.empty:
-        return {}
-    keys = set(zip(cases["file"], cases["case"]))
-    wanted = df["case"].isin({c for _, c in keys}) & df["metric"].isin(ENERGY_METRICS) & (df["status"] == "ok")
-    rows = plain(df.loc[wanted, ["file", "case", "metric", "median", "min", "max", "reps"]])
-    out: dict[tuple, dict] = {}
-    for f, c, m, med, lo, hi, n in rows.itertuples(index=False):
-        if (f, c) in keys:
-            out.setdefault((f, c), {})[m] = (med, lo, hi, n)
-    return out
 
 
 def _reason(label: str) -> str:
@@ -112,41 +79,6 @@ def _f(v: float) -> str:
     if v is None or math.isnan(v):
         return ""
     return f"{v:,.0f}" if float(v).is_integer() else N.number(v)
-
-
-def burst_sustained_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (card, file, case) of the GEMM ceilings and the STREAM triad pair, with
-    kind ("gemm"/"stream"), name (precision or type), mode, rate and its spread, and the counters."""
-    out = []
-    g = pd.concat([F.metric(df, "gemm", "flops"), F.metric(df, "gemm", "ops")])
-    if not g.empty:
-        g = g[g["op"] == "ceiling"]
-        g = g.assign(kind="gemm", name=g["variant"], mode=g["case"].map(mode_of))
-        # Older runs name their ceiling differently (shapes:N): the best per precision and mode.
-        g = g.loc[g.groupby(["card", "name", "mode"])["median"].idxmax()] if not g.empty else g
-        out.append(g)
-    s = F.with_int(F.metric(df, "stream", "bytes_per_second"), "bytes")
-    if not s.empty and "cache" in s:
-        s = s[(s["cache"] == "cold") & s["op"].isin(["triad", "triad_sustained"])]
-        s = s[s["card"].notna() & s["variant"].notna()]
-        # Per card and type: the sustained pair at the largest sustained size; a type measured
-        # burst only is shown for fp32 alone, at its largest size (the STREAM section shows every
-        # type already). Grouped in order of (card, type), each group's rows as they were.
-        held = s["op"] == "triad_sustained"
-        group = [s["card"], s["variant"]]
-        has_held = held.groupby(group).transform("any")
-        held_size = s["bytes"].where(held).groupby(group).transform("max")
-        burst_size = s["bytes"].where(s["op"] == "triad").groupby(group).transform("max")
-        size = held_size.where(has_held, burst_size.where(s["variant"] == "fp32"))
-        s = s[s["bytes"] == size].sort_values(["card", "variant"], kind="stable")
-        if not s.empty:
-            out.append(s.assign(kind="stream", name=s["variant"], mode=s["case"].map(mode_of)))
-    if not out:
-        return pd.DataFrame()
-    rows = pd.concat(out, ignore_index=True)
-    m = _measures(df, rows)
-    rows["counters"] = [m.get((f, c), {}) for f, c in zip(rows["file"], rows["case"])]
-    return rows
 
 
 def _table(
@@ -270,7 +202,7 @@ def _context_table(df: pd.DataFrame, cards: list[str], contexts: dict[str, dict]
 
 
 def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
-    """TFLOP/s per W (GEMM ceilings) and GB/s per W (STREAM triad, copies, allreduce) from the
+    """TFLOP/s per W (GEMM ceilings) and GB/s per W (STREAM triad, copies, collectives) from the
     energy counters: flops_per_joule = FLOP/s per W; bytes_per_joule, busbw_per_watt per 1e9."""
     entries: list[tuple[tuple, str, str]] = []  # ((corner, what, mode), card, cell)
 
@@ -306,27 +238,23 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
                 "bytes_per_joule",
                 1e9,
             )
-    for corner, rate, counter in (
-        ("memcpy", "bytes_per_second", "bytes_per_joule"),
-        ("allreduce", "busbw", "busbw_per_watt"),
-    ):
-        if corner == "allreduce":  # per algorithm; the GPU-count sweep is not a message-size case
-            rows = F.allreduce_rows(df, rate)
-            key = F.ALLREDUCE_KEY
+    sweeps = [("memcpy", "bytes_per_second", "bytes_per_joule", "copies (largest size), GB/s per W")] + [
+        (c.name, "busbw", "busbw_per_watt", f"{c.collective} busbw (largest message), GB/s per W")
+        for c in registry.collectives()
+    ]
+    for corner, rate, counter, what in sweeps:
+        if corner != "memcpy":  # per algorithm; the GPU-count sweep is not a message-size case
+            rows = F.collective_rows(df, corner, rate)
+            key = F.COLLECTIVE_KEY
         else:
             rows = F.with_int(F.metric(df, corner, rate), "bytes")
             key = ["op", "variant"]
         if rows.empty or "bytes" not in rows:
             continue
         rows = rows[rows["bytes"] == rows.groupby(["card", *key])["bytes"].transform("max")]
-        m = _measures(df, rows)
+        m = F.energy_measures(df, rows)
         for r in records(rows[["card", "file", "case", "median", *key]]):
             r["counters"] = m.get((r["file"], r["case"]), {})
-            what = (
-                "copies (largest size), GB/s per W"
-                if corner == "memcpy"
-                else "allreduce busbw (largest message), GB/s per W"
-            )
             name = f"{r['op']} {r['variant']}" + (f" algo:{r['algo']}" if r.get("algo") else "")
             add((what, name, ""), r, counter, 1e9)
     if not entries:
@@ -420,7 +348,7 @@ def _csv(bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
             "spread_pct": r["spread_pct"],
             "reps": r["reps"],
         }
-        for k in ENERGY_METRICS:
+        for k in F.ENERGY_METRICS:
             rec[k] = _num(c, k)
         rec["energy_unknown_reason"] = "" if "joules_per_op" in c else labels.why(r["file"], r["case"])
         recs.append(rec)
@@ -430,7 +358,7 @@ def _csv(bs: pd.DataFrame, labels: Labels) -> pd.DataFrame:
 def energy_section(rs: ResultSet):
     df = rs.table
     sec = Section("energy", "Energy: burst and sustained, power, perf per watt (TFLOP/s: TOP/s for int8)")
-    bs = burst_sustained_frame(df)
+    bs = F.burst_sustained_frame(df, rs.contexts)
     labels = Labels(rs.contexts)
     cards = sorted(df.loc[df["status"] == "ok", "card"].unique()) if not df.empty else []
     if df.empty or (bs.empty and not df["metric"].isin(["watts_mean", "energy_window_s"]).any()):

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from triaudit import corners as registry
 from triaudit.core import numbers as N
 from triaudit.report.section import Section
 from triaudit.results.counters import DISPLAY, judged_counter
 from triaudit.results.table import ResultSet, plain, records
 
 # The corners triaudit's own sections show (and the peers' imported runs).
-OWN = {"stream", "gemm", "memcpy", "launch", "allreduce", "p2p", "peer", "soak"}
+OWN = {c.name for c in registry.CORNERS} | {"peer"}
 
 
 def other_section(rs: ResultSet) -> Section:

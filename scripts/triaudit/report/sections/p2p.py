@@ -1,15 +1,13 @@
-"""Report sections of the interconnect corner: GPU-to-GPU copies (`triaudit_p2p`) as a matrix per
-test with a SUM line, a heatmap per test on one fixed colour scale, the pairs that fall below 80 %
-of the median of their link type; and allreduce scaling (`triaudit_allreduce --scaling`): busbw
-against GPU count with the parallel efficiency.
+"""Report section of the GPU-to-GPU corner (`triaudit_p2p`): a matrix per test with a SUM line, a
+heatmap per test on one fixed colour scale, the pairs that fall below 80 % of the median of their
+link type.
 
 Names read (DESIGN.md's contract, issue #15):
   p2p/<ce|ce_read|sm_read|sm_write>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>  bytes_per_second (src->dst), bidir also
                                                                     bytes_per_second_total
   p2p/staged/uni/src:<i>/dst:<j>/bytes:<N>                          peer access off, through host memory
   p2p/latency/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>               seconds_per_op
-  allreduce/scaling/<type>/algo:<a>/gpus:<g>/bytes:<N>               busbw, algbw, gpus (ranks:<r> under MPI)
-Context: p2p_link_<i>_<j> (NV<k>, PIX, ..., SYS), p2p_access_<i>_<j>, allreduce_link.
+Context: p2p_link_<i>_<j> (NV<k>, PIX, ..., SYS), p2p_access_<i>_<j>.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import math
 
 import pandas as pd
 
-from triaudit.core.specs import match_card
 from triaudit.report import frames as F
 from triaudit.report.section import Section, panels, pyplot
 from triaudit.results.table import ResultSet, plain
@@ -302,138 +299,5 @@ def p2p_section(rs: ResultSet):
     return sec
 
 
-# --- allreduce scaling ---------------------------------------------------------------------------
-
-
-def scaling_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per scaling case: card, file, type, algo, gpus, bytes, busbw, algbw, time_s (medians)."""
-    parts = []
-    for metric in ("busbw", "algbw", "time_s"):
-        m = F.metric(df, "allreduce", metric)
-        m = m[m["op"] == "scaling"] if not m.empty else m
-        if m.empty:
-            continue
-        parts.append(m.assign(**{metric: m["median"]}))
-    if not parts or "busbw" not in parts[0]:
-        return pd.DataFrame()
-    base = parts[0]
-    # gpus:<g> in one process, ranks:<r> under MPI; runs of both kinds may sit in one table.
-    count = pd.Series(math.nan, index=base.index)
-    for col in ("ranks", "gpus"):
-        if col in base:
-            count = pd.to_numeric(base[col], errors="coerce").fillna(count)
-    out = base[["card", "run", "file", "case", "variant", "bytes", "busbw", "spread_pct"]].rename(
-        columns={"variant": "type"}
-    )
-    out["gpus"] = count
-    out["algo"] = base["algo"].fillna("not named") if "algo" in base else "not named"
-    for p in parts[1:]:
-        metric = [c for c in ("algbw", "time_s") if c in p][0]
-        out = out.merge(p[["file", "case", metric]], on=["file", "case"], how="left")
-    out["gpus"] = pd.to_numeric(out["gpus"], errors="coerce")
-    out["bytes"] = pd.to_numeric(out["bytes"], errors="coerce")
-    return out.dropna(subset=["gpus", "bytes"]).astype({"gpus": "int64", "bytes": "int64"})
-
-
-def link_model(card: str, link: str | None) -> tuple[float, str] | None:
-    """Per-GPU, per-direction bytes/s of the link the allreduce runs over (datasheet)."""
-    spec = match_card(card)
-    if spec is None or not link:
-        return None
-    if str(link).upper().startswith("NV") and spec.nvlink_gbps:
-        g = spec.nvlink_gbps / 2
-        return g * 1e9, f"NVLink {g:g} GB/s per direction ({spec.name} datasheet: {spec.nvlink_gbps:g} both ways)"
-    if "PCI" in str(link).upper():
-        g = spec.pcie_gbps_per_direction
-        return g * 1e9, f"PCIe Gen{spec.pcie_gen} x{spec.pcie_width} {g:g} GB/s per direction (theoretical)"
-    return None
-
-
-def scaling_table(sc: pd.DataFrame, contexts: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per (file, type, algo) at the largest size measured at every GPU count: busbw, algbw, time,
-    efficiency against the smallest multi-GPU count (busbw should stay flat as GPUs are added: it is
-    normalised to what each link carries) and against the link model. Returns (table, plotted rows)."""
-    rows, keep = [], []
-    for (f, typ, algo), g in sc.groupby(["file", "type", "algo"]):
-        counts = sorted(g["gpus"].unique())
-        common = set.intersection(*(set(g[g["gpus"] == c]["bytes"]) for c in counts))
-        size = max(common) if common else None
-        sel = (
-            g[g["bytes"] == size] if size is not None else g[g["bytes"] == g.groupby("gpus")["bytes"].transform("max")]
-        )
-        ref = sel[sel["gpus"] >= 2].sort_values("gpus")
-        ref_bw = ref["busbw"].iloc[0] if not ref.empty else math.nan
-        ref_g = int(ref["gpus"].iloc[0]) if not ref.empty else None
-        ctx = contexts.get(f, {})
-        model = link_model(sel["card"].iloc[0], ctx.get("allreduce_link"))
-        for r in sel.sort_values("gpus").itertuples():
-            eff = r.busbw / ref_bw if r.gpus >= 2 and ref_bw and not math.isnan(ref_bw) else math.nan
-            rows.append(
-                {
-                    "card": r.card,
-                    "run": r.run,
-                    "type": typ,
-                    "algo": algo,
-                    "GPUs": r.gpus,
-                    "size": f"{r.bytes / 2**20:g} MiB",
-                    "busbw GB/s": round(r.busbw / 1e9, 1),
-                    "algbw GB/s": round(getattr(r, "algbw", math.nan) / 1e9, 1),
-                    "time µs": round(getattr(r, "time_s", math.nan) * 1e6, 1),
-                    "efficiency": "" if math.isnan(eff) else f"{eff * 100:.0f} % of {ref_g} GPUs",
-                    "of link model": "" if model is None or r.gpus < 2 else f"{r.busbw / model[0] * 100:.0f} %",
-                    "link model": "" if model is None else model[1],
-                }
-            )
-        keep.append(sel.assign(model=model[0] if model else math.nan))
-    t = pd.DataFrame(rows)
-    if t.empty:
-        return t, pd.DataFrame()
-    return t.set_index(["card", "run", "type", "algo", "GPUs"]), pd.concat(keep)
-
-
-def scaling_figure(plotted: pd.DataFrame):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for (card, run, typ, algo), line in plotted.groupby(["card", "run", "type", "algo"]):
-        line = line.sort_values("gpus")
-        p = ax.plot(line["gpus"], line["busbw"] / 1e9, marker="o", label=f"{card} ({run}): {typ} {algo}")
-        m = line["model"].iloc[0]
-        if not math.isnan(m):
-            ax.axhline(m / 1e9, color=p[0].get_color(), linestyle="--", linewidth=1)
-    counts = sorted(plotted["gpus"].unique())
-    ax.set_xticks(counts)
-    ax.set_xlabel("GPUs")
-    ax.set_ylabel("busbw (GB/s; flat = adding GPUs keeps each link's speed)")
-    ax.set_ylim(bottom=0)
-    ax.set_title("Allreduce scaling (dashed: the link model, datasheet per direction)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.set_layout_engine("tight")  # laid out as it is drawn
-    return fig
-
-
-def scaling_section(rs: ResultSet):
-    df = rs.table
-    sec = _new_section("allreduce_scaling", "Movement: allreduce scaling over GPU counts")
-    if df.empty or "corner" not in df:
-        return sec
-    sc = scaling_frame(df)
-    if not sc.empty:
-        t, plotted = scaling_table(sc, rs.contexts)
-        if not t.empty:
-            sec.tables.append(
-                (
-                    "busbw by GPU count at the largest size measured at every count; efficiency = busbw ÷ "
-                    "busbw at the fewest GPUs (≥ 2), of link model = busbw ÷ the link's datasheet rate per "
-                    "direction (one GPU: a local reduction, busbw 0 by definition)",
-                    t,
-                )
-            )
-            sec.figures.append(("allreduce_scaling", "busbw against GPU count per card", scaling_figure(plotted)))
-        sec.csv = sc
-    sec.notes = _not_measured(df, "allreduce", "scaling")
-    return sec
-
-
-def sections(rs: ResultSet) -> list:
-    return [p2p_section(rs), scaling_section(rs)]
+def sections(rs: ResultSet, corner=None) -> list:
+    return [p2p_section(rs)]

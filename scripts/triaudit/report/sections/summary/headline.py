@@ -1,8 +1,10 @@
-"""Each card's headline figure per corner, from the same rows the corner sections show: dense BF16
-and FP8 GEMM (the ceiling cases, burst and sustained), the HBM triad (largest array, L2 flushed),
-pinned copies to and from the host, the slowest and fastest GPU pair per link type, allreduce busbw
-at its largest message, the launch cost eager and graphed, the ridge point measured and on the
-datasheet, energy per unit where the energy counter ran, and cost per unit where prices are given.
+"""Each card's headline figure per corner, as the corners declare them (corners/<name>.py) and the
+one figure selector picks them (results/figures.py; `plan --run`, the gate and `triaudit figures`
+quote the same): per precision the GEMM ceilings, burst and sustained, the HBM triad, pinned
+copies to and from the host, the slowest and fastest GPU pair per link type, each collective's
+busbw at its largest message, the launch cost eager and graphed; then the ridge point measured
+and on the datasheet, energy per unit where the energy counter ran, and cost per unit where
+prices are given.
 
 A figure a card lacks carries why (its case's status and message, else "not run"): the summary
 never leaves a blank where a number belongs."""
@@ -14,16 +16,15 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from triaudit import corners as registry
 from triaudit.core import numbers as N
 from triaudit.core.specs import match_card
 from triaudit.plan import prices as C
 from triaudit.report import frames as F
-from triaudit.report.sections.energy import burst_sustained_frame
-from triaudit.report.sections.p2p import largest_size, p2p_frame
-from triaudit.report.sections.stream import stream_frame
+from triaudit.results.figures import headline_figures, missing_reasons, with_role
 from triaudit.results.table import ResultSet, records
 
-COMPUTE = (("bf16", "BF16"), ("fp8e4m3", "FP8 (E4M3)"))
+ACCOUNTS = ("compute", "bandwidth", "movement")
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Row:
 class Headlines:
     cards: list[str]
     rows: list[Row]
+    figures: pd.DataFrame | None = None  # the selector's rows (results/figures.py), every headline
 
     def value(self, key: str, card: str) -> Value | None:
         row = next((r for r in self.rows if r.key == key), None)
@@ -76,170 +78,73 @@ class Headlines:
         return pd.DataFrame([[r.cell(c) for c in self.cards] for r in self.rows], index=idx, columns=self.cards)
 
 
-def _spread(r) -> float | None:
-    sp = r.get("spread_pct", math.nan)
-    return None if sp is None or (isinstance(sp, float) and math.isnan(sp)) else float(sp)
+def _value(r: dict) -> Value:
+    sp = r.get("spread_pct")
+    spread = None if sp is None or (isinstance(sp, float) and math.isnan(sp)) else float(sp)
+    frac = r.get("fraction")
+    w = r.get("watts")
+    extra, gpus = "", 1
+    ranks = r.get("ranks")
+    if ranks is not None and ranks == ranks and ranks > 1:
+        gpus = int(ranks)
+        extra = f"{gpus} GPUs, {N.size(r['bytes'])}" if r.get("bytes") == r.get("bytes") else f"{gpus} GPUs"
+    elif r.get("link"):
+        extra = f"GPU{int(r['src'])}→GPU{int(r['dst'])}"
+    return Value(
+        float(r["median"]),
+        spread,
+        None if frac is None or frac != frac else float(frac),
+        str(r["case"]),
+        None if w is None or w != w else float(w),
+        extra,
+        gpus,
+    )
 
 
-def _pick(rows: pd.DataFrame, largest: str | None = None, how: str = "max") -> list[dict]:
-    """Per card, the row with the highest (`how`="min": lowest) median, among its rows at the
-    largest `largest` where given: one groupby over every card, not a filter per card."""
-    if rows.empty:
-        return []
-    if largest is not None:
-        rows = rows[rows[largest] == rows.groupby("card", observed=True)[largest].transform("max")]
-    best = rows.groupby("card", observed=True)["median"]
-    idx = (best.idxmax() if how == "max" else best.idxmin()).dropna()
-    return records(rows.loc[idx])
-
-
-def _reasons(missing: pd.DataFrame) -> dict[str, str]:
-    """card -> what its first case that did not measure says (skipped: ..., error: ...)."""
-    if missing.empty:
-        return {}
-    first = missing.drop_duplicates("card")
-    return {
-        str(c): F.status_text(str(st), str(m)) for c, st, m in zip(first["card"], first["status"], first["message"])
-    }
-
-
-def _fill_why(row: Row, cards: list[str], missing: pd.DataFrame) -> Row:
-    said = _reasons(missing)
-    for c in cards:
-        if c not in row.values:
-            row.why[c] = said.get(c, F.NOT_RUN)
-    return row
-
-
-def _compute_rows(df: pd.DataFrame, bs: pd.DataFrame, cards: list[str]) -> list[Row]:
-    g = bs[bs["kind"] == "gemm"] if not bs.empty else bs
-    gm = F.missing(df, "gemm")
-    out = []
-    for prec, name in COMPUTE:
-        for mode in ("burst", "sustained"):
-            row = Row(f"{prec}/{mode}", "compute", f"{name} dense GEMM, {mode} (TFLOP/s)", 1e12)
-            sel = g[(g["name"] == prec) & (g["mode"] == mode)] if not g.empty else g
-            for r in records(sel):
-                w = r["counters"].get("watts_mean") if isinstance(r.get("counters"), dict) else None
-                row.values[r["card"]] = Value(
-                    float(r["median"]),
-                    _spread(r),
-                    F.spec_fraction(float(r["median"]), r["card"], "compute", prec),
-                    r["case"],
-                    float(w[0]) if w else None,
-                )
-            miss = gm[(gm["op"] == "ceiling") & (gm["variant"] == prec) & gm["case"].str.endswith("/" + mode)]
-            out.append(_fill_why(row, cards, miss if not gm.empty else gm))
-    return out
-
-
-def _triad_row(df: pd.DataFrame, bs: pd.DataFrame, cards: list[str]) -> Row:
-    row = Row("triad", "bandwidth", "HBM: STREAM triad, largest array, L2 flushed (TB/s)", 1e12)
-    s = stream_frame(df)
-    if not s.empty:
-        cold = s[(s["op"] == "triad") & (s["cache"] == "cold")]
-        big = cold[cold["bytes"] == cold.groupby("card", observed=True)["bytes"].transform("max")]
-        # fp32 where measured (the STREAM default), else the type the card has
-        big = big.assign(other_type=big["type"].astype(str) != "fp32", neg=-big["median"])
-        for r in records(big.sort_values(["card", "other_type", "neg"]).drop_duplicates("card")):
-            card = str(r["card"])
-            row.values[card] = Value(
-                float(r["median"]), _spread(r), F.spec_fraction(float(r["median"]), card, "bandwidth"), r["case"]
-            )
-    if not bs.empty:  # the triad's power, where its energy counter ran
-        for r in records(bs[(bs["kind"] == "stream") & (bs["mode"] == "burst")]):
-            v = row.values.get(r["card"])
-            w = r["counters"].get("watts_mean")
-            if v is not None and w and v.watts is None:
-                v.watts = float(w[0])
-    miss = F.missing(df, "stream")
-    if not miss.empty:
-        miss = miss[(miss["op"] == "triad") & (miss["cache"] == "cold")]
-    return _fill_why(row, cards, miss)
-
-
-def _copy_rows(df: pd.DataFrame, cards: list[str]) -> list[Row]:
-    bw = F.with_int(F.metric(df, "memcpy", "bytes_per_second"), "bytes")
-    miss = F.missing(df, "memcpy")
-    out = []
-    for op, label in (("h2d", "host → device"), ("d2h", "device → host")):
-        row = Row(op, "movement", f"pinned copy {label}, largest (GB/s, % of the PCIe link)", 1e9)
-        sel = bw[(bw["op"] == op) & (bw["variant"] == "pinned")] if not bw.empty else bw
-        for r in _pick(sel, largest="bytes"):
-            card = str(r["card"])
-            row.values[card] = Value(
-                float(r["median"]), _spread(r), F.spec_fraction(float(r["median"]), card, "pcie"), r["case"]
-            )
-        m = miss[(miss["op"] == op) & (miss["variant"] == "pinned")] if not miss.empty else miss
-        out.append(_fill_why(row, cards, m))
-    return out
-
-
-def _p2p_rows(rs: ResultSet, cards: list[str]) -> list[Row]:
-    frame = p2p_frame(rs.table, rs.contexts)
-    if frame.empty:
-        return []
-    big = largest_size(frame)
-    test = "ce uni" if (big["test"] == "ce uni").any() else sorted(big["test"].unique())[0]
-    big = big[big["test"] == test]
-    out = []
-    for link in sorted(big["link"].unique()):
-        for which, how in (("slowest", "min"), ("fastest", "max")):
-            row = Row(f"p2p/{link}/{which}", "movement", f"GPU↔GPU over {link}, {which} pair ({test}, GB/s)", 1e9)
-            for r in _pick(big[big["link"] == link], how=how):
-                row.values[str(r["card"])] = Value(
-                    float(r["median"]), _spread(r), None, r["case"], extra=f"GPU{r['src']}→GPU{r['dst']}"
-                )
-            measured = set(big["card"].astype(str))
+def _corner_rows(rs: ResultSet, figs: pd.DataFrame, cards: list[str]) -> list[Row]:
+    """One row per shown headline (per link type for a per-link one), in the accounts' order."""
+    out: list[Row] = []
+    df = rs.table
+    for corner, h in registry.headlines():
+        if not h.shown:
+            continue
+        mine = figs[figs["corner"] == corner.name]
+        if h.per_link:
+            got = mine[mine["key"].str.endswith("/" + h.per_link)] if not mine.empty else mine
+            measured = set(mine["card"].astype(str))
+            for link in sorted(set(got["link"].astype(str))):
+                key = h.key.format(link=link)
+                row = Row(key, corner.account, h.label.format(link=link), h.scale)
+                for r in records(got[got["key"] == key]):
+                    row.values[str(r["card"])] = _value(r)
+                for c in cards:
+                    if c not in row.values:
+                        row.why[c] = f"no {link} link" if c in measured else F.NOT_RUN
+                out.append(row)
+            continue
+        row = Row(h.key, corner.account, h.label, h.scale)
+        for r in records(mine[mine["key"] == h.key]):
+            row.values[str(r["card"])] = _value(r)
+        if h.min_ranks:  # a card that ran the collective on one GPU only has no bus to show
+            ran = set(df.loc[(df["corner"] == corner.name).to_numpy(), "card"].astype(str)) if not df.empty else set()
             for c in cards:
-                if c not in row.values:
-                    row.why[c] = f"no {link} link" if c in measured else F.NOT_RUN
-            out.append(row)
-    return out
-
-
-def _allreduce_row(df: pd.DataFrame, cards: list[str]) -> Row:
-    row = Row("allreduce", "movement", "NCCL allreduce busbw, largest message (GB/s)", 1e9)
-    bus = F.allreduce_rows(df, "busbw")
-    if not bus.empty:
-        ranks = F.metric(df, "allreduce", "ranks")[["file", "case", "median"]].rename(columns={"median": "ranks"})
-        bus = bus.merge(ranks, on=["file", "case"], how="left")
-        many = bus[bus["ranks"].fillna(1) > 1]
-        for r in _pick(many, largest="bytes"):
-            row.values[str(r["card"])] = Value(
-                float(r["median"]),
-                _spread(r),
-                None,
-                r["case"],
-                extra=f"{int(r['ranks'])} GPUs, {N.size(r['bytes'])}",
-                gpus=int(r["ranks"]),
-            )
-        one_gpu = set(bus["card"].astype(str))
+                if c not in row.values and c in ran:
+                    row.why[c] = "one GPU: no bus between GPUs to measure"
+        said = missing_reasons(df, h)
         for c in cards:
-            if c not in row.values and c in one_gpu:
-                row.why[c] = "one GPU: no bus between GPUs to measure"
-    return _fill_why(row, cards, F.missing(df, "allreduce"))
-
-
-def _launch_rows(df: pd.DataFrame, cards: list[str]) -> list[Row]:
-    per = F.with_int(F.metric(df, "launch", "per_kernel_s"), "kernels")
-    out = []
-    miss = F.missing(df, "launch")
-    for variant, label in (("eager", "eager"), ("graph", "CUDA Graph")):
-        row = Row(f"launch/{variant}", "movement", f"kernel launch, {label} (µs per kernel, chain fit)", 1e-6)
-        sel = per[per["variant"] == variant] if not per.empty else per
-        fits = _pick(sel[sel["op"] == "chain_fit"], how="min") if not sel.empty else []
-        # older runs, without the fit: the longest chain's per-kernel time
-        chains = _pick(sel[sel["op"] == "chain"], largest="kernels", how="min") if not sel.empty else []
-        for r in chains + fits:  # a card's fit, where it has one, replaces its chain
-            row.values[str(r["card"])] = Value(float(r["median"]), _spread(r), None, r["case"])
-        out.append(_fill_why(row, cards, miss[miss["variant"] == variant] if not miss.empty else miss))
-    return out
+            if c not in row.values and c not in row.why:
+                row.why[c] = F.status_text(*said[c]) if c in said else F.NOT_RUN
+        out.append(row)
+    return sorted(out, key=lambda r: ACCOUNTS.index(r.corner))
 
 
 def _ridge_rows(rows: list[Row], cards: list[str]) -> list[Row]:
-    flops = next(r for r in rows if r.key == "bf16/burst")
-    triad = next(r for r in rows if r.key == "triad")
+    """The measured ridge point: the headlines of roles ridge_flops and ridge_bytes (BF16 burst ÷
+    HBM triad); the datasheet's beside it."""
+    flops_key = with_role("ridge_flops")[0].key
+    bytes_key = with_role("ridge_bytes")[0].key
+    flops = next(r for r in rows if r.key == flops_key)
+    triad = next(r for r in rows if r.key == bytes_key)
     measured = Row("ridge", "roofline", "ridge point, measured: BF16 burst ÷ HBM triad (FLOP/byte)", 1.0)
     sheet = Row("ridge/datasheet", "roofline", "ridge point, datasheet: BF16 peak ÷ HBM peak (FLOP/byte)", 1.0)
     for c in cards:
@@ -260,22 +165,23 @@ def _ridge_rows(rows: list[Row], cards: list[str]) -> list[Row]:
 
 
 def _energy_rows(rows: list[Row], cards: list[str]) -> list[Row]:
+    """Energy per unit of the headlines the corners name (their `energy` figures)."""
     out = []
-    for key, label in (
-        ("bf16/burst", "BF16 burst GEMM, energy per FLOP (pJ)"),
-        ("triad", "HBM triad, energy per byte moved (pJ)"),
-    ):
-        src = next(r for r in rows if r.key == key)
-        row = Row(f"energy/{key}", "energy", label, 1e-12)
-        for c in cards:
-            v = src.values.get(c)
-            if v is not None and v.watts:
-                row.values[c] = Value(v.watts / v.median, extra=f"{v.watts:,.0f} W")
-            else:
-                row.why[c] = "no energy counter on this run" if v is not None else src.why.get(c, F.NOT_RUN)
-        if row.values:
-            out.append(row)
-    return out
+    for corner in registry.CORNERS:
+        for e in corner.energy:
+            src = next((r for r in rows if r.key == e.headline), None)
+            if src is None:
+                continue
+            row = Row(f"energy/{e.headline}", "energy", e.label, e.scale)
+            for c in cards:
+                v = src.values.get(c)
+                if v is not None and v.watts:
+                    row.values[c] = Value(v.watts / v.median, extra=f"{v.watts:,.0f} W")
+                else:
+                    row.why[c] = "no energy counter on this run" if v is not None else src.why.get(c, F.NOT_RUN)
+            if row.values:
+                out.append(row)
+    return sorted(out, key=lambda r: 0 if "FLOP" in r.label else 1)  # per FLOP, then per byte
 
 
 def _cost_rows(cost: pd.DataFrame | None, currency: str, cards: list[str]) -> list[Row]:
@@ -308,9 +214,8 @@ def headlines(rs: ResultSet, cost: pd.DataFrame | None = None, currency: str = "
     """The headline rows of every card in `rs`; `cost`: the cost section's records (with --prices)."""
     df = rs.table
     cards = sorted(str(c) for c in df["card"].dropna().unique() if str(c) != "no GPU") if not df.empty else []
-    bs = burst_sustained_frame(df)  # the ceilings and the triad pair, with their power
-    rows = _compute_rows(df, bs, cards) + [_triad_row(df, bs, cards)]
-    rows += _copy_rows(df, cards) + _p2p_rows(rs, cards) + [_allreduce_row(df, cards)] + _launch_rows(df, cards)
+    figs = headline_figures(df, rs.contexts)
+    rows = _corner_rows(rs, figs, cards)
     rows += _ridge_rows(rows, cards) + _energy_rows(rows, cards) + _cost_rows(cost, currency, cards)
     # A card none of whose corners has a headline figure (a soak alone, a plain Google Benchmark
     # file) has no column: a column of "not run" would say nothing.
@@ -321,4 +226,4 @@ def headlines(rs: ResultSet, cost: pd.DataFrame | None = None, currency: str = "
                 r.values.pop(c, None)
                 r.why.pop(c, None)
         rows = [r for r in rows if r.values or r.corner not in ("roofline", "energy", "cost")]
-    return Headlines(measured, rows)
+    return Headlines(measured, rows, figs)

@@ -1,6 +1,6 @@
 """Which corner binds a few named workloads on each card, from its measured figures through the
 plan's model (plan/model.py), fed the summary's own headline figures: LLM decode at batch 1 and at the batch that fills the card's memory,
-a prefill, and a training step with its gradient allreduce. Each workload states its parameters;
+a prefill, and a training step with its gradient synchronisation. Each workload states its parameters;
 each answer names the corner that sets its time and the figure it rests on. A figure the run did
 not measure comes from the datasheet and the answer says so."""
 
@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from triaudit.core.specs import match_card
+from triaudit.plan import collective
 from triaudit.plan import model as P
 from triaudit.plan.models import MODELS
-from triaudit.report.sections.summary.headline import COMPUTE, Headlines
+from triaudit.report.sections.summary.headline import Headlines
 
 DECODE_MODEL = MODELS["llama-3-70b"]
 CONTEXT = 8192  # tokens held per sequence in the KV cache
@@ -26,7 +27,7 @@ TRAIN_TOKENS_PER_GPU = 8 * 8192  # tokens per GPU per step: 8 sequences of 8192
 class Workload:
     name: str
     parameters: str
-    answer: Callable[[P.Basis, int], str]  # (the card's figures, GPUs in its allreduce) -> the answer
+    answer: Callable[[P.Basis, int], str]  # (the card's figures, GPUs of its gradient sync) -> the answer
 
 
 def _src(f: P.Figure | None) -> str:
@@ -99,12 +100,13 @@ def _training(b: P.Basis, gpus: int) -> str:
     if flops is None:
         return "no BF16 compute figure"
     compute_s = 6.0 * m.params() * TRAIN_TOKENS_PER_GPU / flops.value
-    if gpus < 2 or b.allreduce_busbw is None or not b.allreduce_busbw.value:
-        return f"compute ≈ {compute_s:,.2f} s per step{_src(flops)}; no allreduce between GPUs measured"
-    ar_s = P.ring_allreduce(2.0 * m.params(), gpus, b.allreduce_busbw.value)["time_s"]
-    bound = "compute" if compute_s >= ar_s else "movement (allreduce)"
+    sync = collective.sync_corner()
+    if gpus < 2 or b.sync_busbw is None or not b.sync_busbw.value:
+        return f"compute ≈ {compute_s:,.2f} s per step{_src(flops)}; no {sync} between GPUs measured"
+    sync_s = collective.ring_time(2.0 * m.params(), gpus, b.sync_busbw.value)["time_s"]
+    bound = "compute" if compute_s >= sync_s else f"movement ({sync})"
     return (
-        f"{bound}-bound: GEMM ≈ {compute_s:,.2f} s, gradient allreduce ≈ {ar_s:,.2f} s on {gpus} GPUs "
+        f"{bound}-bound: GEMM ≈ {compute_s:,.2f} s, gradient {sync} ≈ {sync_s:,.2f} s on {gpus} GPUs "
         f"(not overlapped){_src(flops)}"
     )
 
@@ -128,9 +130,9 @@ WORKLOADS = [
     ),
     Workload(
         f"{TRAIN_MODEL.name} training step",
-        f"BF16, data parallel over the GPUs of the run's allreduce, {TRAIN_TOKENS_PER_GPU:,} tokens per GPU "
-        "(6 × parameters FLOP per token at the measured BF16 ceiling); BF16 gradients allreduced once "
-        "at the measured busbw",
+        f"BF16, data parallel over the GPUs of the run's {collective.sync_corner()}, {TRAIN_TOKENS_PER_GPU:,} "
+        "tokens per GPU (6 × parameters FLOP per token at the measured BF16 ceiling); BF16 gradients "
+        f"{collective.sync_corner()}d once at the measured busbw",
         _training,
     ),
 ]
@@ -138,21 +140,10 @@ WORKLOADS = [
 
 def basis_of(h: Headlines, card: str) -> tuple[P.Basis, int]:
     """The card's plan basis from its headline figures (the datasheet filling what was not
-    measured), and the GPU count of its allreduce figure (1: none between GPUs)."""
-    spec = match_card(card)
-    b = P.basis_from_spec(spec) if spec else P.Basis(card=card)
-    b.card = card
-    for prec, _ in COMPUTE:
-        v = h.value(f"{prec}/burst", card)
-        if v is not None:
-            b.flops[prec] = P.Figure(v.median, f"measured: {v.case}")
-    triad = h.value("triad", card)
-    if triad is not None:
-        b.mem_bw = P.Figure(triad.median, f"measured: {triad.case}")
-    ar = h.value("allreduce", card)
-    if ar is not None:
-        b.allreduce_busbw = P.Figure(ar.median, f"measured: {ar.case}")
-    return b, (ar.gpus if ar is not None else 1)
+    measured), and the GPU count of its gradient-sync figure (1: none between GPUs): the same
+    function `plan --run` builds its basis with."""
+    b = P.basis_from_figures(h.figures, card, match_card(card))
+    return b, b.sync_gpus
 
 
 def binding(h: Headlines) -> dict[str, dict[str, str]]:

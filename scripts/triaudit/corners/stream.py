@@ -1,0 +1,111 @@
+"""Bandwidth: STREAM copy, scale, add, triad and dot (triaudit_stream), hot and cold L2, from L2-sized
+arrays to far beyond L2, and a sustained triad. Case names:
+`stream/<op>/<type>/cache:<hot|cold>/bytes:<N>`, `stream/triad_sustained/<type>/cache:cold/bytes:<N>`."""
+
+from __future__ import annotations
+
+from triaudit.core import specs
+from triaudit.corners import timing as t
+from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner, EnergyFigure, Headline, PeerTool, Step
+
+
+def stream_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+    parts = name.split("/")
+    op, a = parts[1], t.name_args(name)
+    size = int(a["bytes"])
+    arrays = 3 if op.startswith(("add", "triad")) else 2
+    hbm = card.mem_bw * t.HBM_EFFICIENCY
+    l2 = card.l2_mb * 1e6
+    moved = arrays * size
+    cold = a.get("cache") == "cold"
+    bw = hbm if cold or moved > l2 / 2 else hbm * t.L2_SPEEDUP
+    op_s = moved / bw + t.KERNEL_LAUNCH_S
+    ops = 1 if cold else max(1, min(60, (256 << 20) // size))
+    region = ops * op_s + (3 * l2 / hbm if cold else 0.0)
+    setup = 3 * size / hbm + size / 4 / t.HOST_CHECK_PER_S  # fill; the first call checks every element
+    verify = size / (card.pcie_gbps_per_direction * 1e9 * t.PCIE_EFFICIENCY)  # the output comes back each call
+    if op.endswith("_sustained"):
+        return setup + s.repetitions * (t.CALL_OVERHEAD_S + max(s.warmup, region) + s.sustained + verify)
+    return setup + s.repetitions * t.loop(s, region, verify)
+
+
+TRIAD = Headline(
+    "triad",
+    "HBM: STREAM triad, largest array, L2 flushed (TB/s)",
+    "bytes_per_second",
+    1e12,
+    # FP32 where measured (the STREAM default), else the type the card has.
+    ("stream/triad/fp32/cache:cold/bytes:*", "stream/triad/fp64/cache:cold/bytes:*"),
+    largest="bytes",
+    datasheet="bandwidth",
+    roles=("hbm", "ridge_bytes", "energy_burst"),
+)
+TRIAD_SUSTAINED = Headline(
+    "triad/sustained",
+    "HBM: STREAM triad held under load, L2 flushed (TB/s)",
+    "bytes_per_second",
+    1e12,
+    ("stream/triad_sustained/fp32/cache:cold/bytes:*", "stream/triad_sustained/fp64/cache:cold/bytes:*"),
+    largest="bytes",
+    datasheet="bandwidth",
+    roles=("energy_sustained",),
+    shown=False,
+)
+
+CORNER = Corner(
+    name="stream",
+    account="bandwidth",
+    title="Bandwidth (STREAM)",
+    order=10,
+    steps=(
+        Step(
+            "triaudit_stream",
+            "triaudit_stream",
+            {
+                # Nightly CI: the figures a regression would show in, about a minute on an H200 (all corners).
+                "quick": (
+                    "--ops=copy,triad",
+                    "--types=fp32",
+                    "--min-bytes=4MiB",
+                    "--min-time=0.03",
+                    QUICK_WARMUP,
+                    "--sustained-s=0.5",
+                    REPS,
+                    "--benchmark_filter=(triad/fp32/cache:cold/bytes:1073741824|triad/fp32/cache:hot/"
+                    "bytes:4194304|triad_sustained/.*)/",
+                ),
+                # Evaluation: the sizes and types a comparison table needs; sustained: 2 s per repetition.
+                "full": (
+                    "--min-bytes=1MiB",
+                    "--min-time=0.05",
+                    FULL_WARMUP,
+                    "--sustained-s=2",
+                    REPS,
+                    "--benchmark_filter=(fp32/cache:cold/bytes:(1048576|16777216|268435456|1073741824)|"
+                    "triad/fp64/cache:cold/bytes:(16777216|1073741824)|(copy|triad)/fp32/cache:hot/"
+                    "bytes:(1048576|4194304)|triad_sustained/.*)/",
+                ),
+                "exhaustive": ("--min-time=0.05", REPS),
+            },
+        ),
+    ),
+    judged="bytes_per_second",
+    time_model=stream_case,
+    headlines=(TRIAD, TRIAD_SUSTAINED),
+    checks=(
+        Check(
+            "hbm",
+            "HBM bandwidth (STREAM triad, L2 flushed, largest arrays)",
+            "gpu",
+            "bytes_per_second",
+            True,
+            "triad",
+            ("GB/s", 1e9),
+            "triaudit_hbm_bytes_per_second",
+            "HBM bandwidth, STREAM triad (bytes per second)",
+        ),
+    ),
+    energy=(EnergyFigure("triad", "HBM triad, energy per byte moved (pJ)", 1e-12),),
+    peers=(PeerTool("babelstream", ("Copy", "Mul", "Add", "Triad", "Dot")),),
+    section="stream",
+)
