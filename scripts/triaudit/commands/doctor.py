@@ -21,9 +21,11 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--nccl-log",
         type=Path,
-        help="a saved NCCL_DEBUG=INFO log: report NCCL's path from it instead of running an allreduce",
+        help="a saved NCCL_DEBUG=INFO log: report NCCL's path from it instead of running a small NCCL collective",
     )
-    p.add_argument("--no-nccl-run", action="store_true", help="do not run the small allreduce that shows NCCL's path")
+    p.add_argument(
+        "--no-nccl-run", action="store_true", help="do not run the small NCCL collective that shows NCCL's path"
+    )
     p.set_defaults(func=run)
 
 

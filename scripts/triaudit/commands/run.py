@@ -62,7 +62,9 @@ def add_parser(sub) -> None:
     r.add_argument(
         "--card", default=None, help="with --dry-run: the card's key in core/specs.py (default: the local GPU)"
     )
-    r.add_argument("--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, allreduce)")
+    r.add_argument(
+        "--gpu-count", type=int, default=1, help="with --dry-run: GPUs on the machine (p2p, the collectives)"
+    )
     r.add_argument("extra", nargs="*", help="extra arguments for every executable (after --)")
     r.set_defaults(func=run)
 

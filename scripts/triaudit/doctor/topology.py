@@ -347,7 +347,7 @@ def judge_topology(t: Topology) -> Findings:
             + (
                 ""
                 if ring
-                else "; no ring over NVLink alone exists, so a ring allreduce over all GPUs crosses PCIe somewhere"
+                else "; no ring over NVLink alone exists, so a ring collective over all GPUs crosses PCIe somewhere"
             )
         )
     counts = sorted({n for n in nv.values() if n})

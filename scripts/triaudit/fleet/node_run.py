@@ -5,11 +5,12 @@ together, so every GPU is measured with its siblings loaded, as in a real job. A
 its UUID in CUDA_VISIBLE_DEVICES (CUDA's own device order is "fastest first", not nvidia-smi's
 PCI order, so an index could name another card); TRIAUDIT_GPU_INDEX carries nvidia-smi's index
 and TRIAUDIT_SIBLINGS_LOADED=true into the result's context. After the per-GPU phase,
-triaudit_allreduce and triaudit_p2p run once over all the chosen GPUs (node-level figures, not one GPU's).
+the node-level corners (corners/: scope "node", p2p and the NCCL collectives) run once over all the
+chosen GPUs (node-level figures, not one GPU's).
 
 Layout under --results (a Slurm job gives each job its own folder):
     <card>/<UTC stamp>-<host>/        manifest.json (names each GPU), <exe>.gpu<i>.json/.log,
-                                      triaudit_allreduce.node.json
+                                      <node-level exe>.node.json
     hosts/<UTC stamp>-<node>.status   this host's record, JSON: running, complete, failed,
                                       interrupted, no CUDA device (exit 77), bad setup
 The status file is written when the run starts and finalised when it ends, so a node killed by
@@ -38,13 +39,14 @@ from typing import Any
 from triaudit.core.builddir import git_commit
 from triaudit.core.errors import TriauditError
 from triaudit.core.names import slug
+from triaudit.corners import node_level_executables
 from triaudit.results.status import StatusFile
 from triaudit.runner import child, profiles
 from triaudit.runner import suite as runner
 from triaudit.runner.suite import EXIT_FAILED, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, Outcome
 
 EXIT_INTERRUPTED = 130
-NODE_LEVEL = {"triaudit_allreduce", "triaudit_p2p"}  # measured once over all chosen GPUs, not per GPU
+NODE_LEVEL = node_level_executables()  # measured once over all chosen GPUs, not per GPU
 
 
 @dataclass

@@ -16,6 +16,7 @@ import re
 
 import pandas as pd
 
+from triaudit import corners as registry
 from triaudit.peers import statistics
 from triaudit.results.counters import DISPLAY
 from triaudit.results.table import name_parts
@@ -24,13 +25,8 @@ TOLERANCE = 0.03
 LARGE = 64 << 20  # bandwidth-bound copies and arrays: sizes beyond this compare across sizes
 SIZE_FLAT = {"memcpy", "p2p", "stream"}
 
-METRIC = {
-    "allreduce": "busbw",
-    "memcpy": "bytes_per_second",
-    "p2p": "bytes_per_second",
-    "stream": "bytes_per_second",
-    "gemm": "flops",
-}
+# The counter each corner is judged on (corners/): a peer's figure is set beside triaudit's of it.
+METRIC = {c.name: c.judged for c in registry.CORNERS if c.judged}
 PEER_ONLY_ARGS = {"device"}
 
 

@@ -31,7 +31,7 @@ class RunInfo:
     complete: bool
     manifest_note: str = ""  # e.g. "manifest.json unreadable"
     gpu_files: tuple = ()  # whole-node mode: (result file name, GPU uuid, GPU index) from the manifest
-    node_level_files: tuple = ()  # whole-node mode: files measured over all GPUs at once (allreduce, p2p)
+    node_level_files: tuple = ()  # whole-node mode: files measured over all GPUs at once (p2p, the collectives)
 
     def gpu_of(self, file_name: str) -> tuple[str, str]:
         """(uuid, index) the manifest gives for a result file of this run, ("", "") when it does not."""

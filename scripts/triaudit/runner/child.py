@@ -1,7 +1,7 @@
 """Running one triaudit executable so that what it measured survives it.
 
 - It starts in its own process group (session), and the whole group is ended: a child it started
-  (the allreduce NCCL-choice probe runs under `timeout ... 300`) cannot outlive it and hold the GPU.
+  (a collective's NCCL-choice probe runs under `timeout ... 300`) cannot outlive it and hold the GPU.
 - Past its time limit it gets SIGTERM, and SIGKILL only after a grace period; an interrupted run
   sends SIGINT first. Either way its log is kept.
 - The executables write each finished case to `<file>.partial` and rename it when whole

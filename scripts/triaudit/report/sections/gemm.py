@@ -10,8 +10,8 @@ from triaudit.core import numbers as N
 from triaudit.report import axes as A
 from triaudit.report import frames as F
 from triaudit.report.section import PAGE_WIDTH_IN, VARIANT_STYLES, Section, not_measured, panels, pyplot
-from triaudit.report.sections.stream import stream_frame
-from triaudit.results.table import ResultSet
+from triaudit.results.figures import headline_figures
+from triaudit.results.table import ResultSet, records
 
 
 def _gemm_rate(df: pd.DataFrame) -> pd.DataFrame:
@@ -144,23 +144,28 @@ def gemm_figure(g: pd.DataFrame):
 
 
 def roofline_figure(df: pd.DataFrame):
-    """Per card: measured compute roofs (ceiling sweep, else best GEMM) per precision, the
-    measured HBM slope (largest cold STREAM case), ridge points, GEMM cases by intensity. The
-    roofs and ridges are named in the legend, not beside the points (they overlap there)."""
+    """Per card: its headline figures (results/figures.py, as the summary quotes them) as the
+    measured compute roofs (each precision's burst figure) and the HBM slope (the triad), ridge
+    points, GEMM cases by intensity. The roofs and ridges are named in the legend, not beside the
+    points (they overlap there)."""
     g = _library(_gemm_rate(df))
-    s = stream_frame(df)
-    if g.empty or s.empty:
+    figs = headline_figures(df)
+    if g.empty or figs.empty:
         return None
-    cards = sorted(set(g["card"]) & set(s["card"]))
+    hbm = {str(r["card"]): float(r["median"]) for r in records(figs[figs["roles"].str.contains("hbm")])}
+    flops = figs[figs["roles"].str.contains("flops:")]
+    cards = sorted(set(g["card"]) & set(hbm) & set(flops["card"]))
     if not cards:
         return None
     ai = F.metric(df, "gemm", "arithmetic_intensity")[["file", "case", "median"]].rename(columns={"median": "ai"})
     fig, axes = panels(len(cards), 5.0, 4.6)
     for ax, card in zip(axes, cards):
-        cold = s[(s["card"] == card) & (s["cache"] == "cold")]
-        bw = cold[cold["bytes"] == cold["bytes"].max()]["median"].max()
+        bw = hbm[card]
         gc = g[g["card"] == card]
-        roofs = gc.groupby("variant")["median"].max().sort_values(ascending=False)
+        mine = flops[flops["card"] == card]
+        roofs = pd.Series(
+            mine["median"].to_numpy(), index=[str(r).split("flops:")[1].split("|")[0] for r in mine["roles"]]
+        ).sort_values(ascending=False)
         top = roofs.max() / bw  # the slope ends where the highest roof begins
         ax.plot([0.1, top], [bw * 0.1, bw * top], color="black", label=f"HBM {N.number(bw / 1e9)} GB/s (measured)")
         pts = gc[gc["op"] == "cublaslt"].merge(ai, on=["file", "case"], how="left")

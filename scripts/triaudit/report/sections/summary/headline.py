@@ -35,7 +35,7 @@ class Value:
     case: str = ""
     watts: float | None = None  # the case's mean power (energy counter)
     extra: str = ""  # what the figure needs beside it: "8 GPUs", "GPU0→GPU1"
-    gpus: int = 1  # GPUs the figure spans (an allreduce's ranks)
+    gpus: int = 1  # GPUs the figure spans (a collective's ranks)
 
 
 @dataclass
