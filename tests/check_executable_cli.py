@@ -80,8 +80,15 @@ def main():
         if not driver_present and "no NVIDIA driver found (libcuda.so.1 not loadable)" not in r.stderr:
             fail(f"no driver on this machine, but the message says otherwise: {r.stderr!r}")
         ctx = data["context"]
-        if ctx.get("triaudit_schema_version") != "1" or not ctx.get("host"):
+        if ctx.get("triaudit_schema_version") != "2" or not ctx.get("host"):
             fail(f"context lacks triaudit_schema_version / host: {ctx}")
+        if ctx.get("triaudit_provenance") != "measured":
+            fail(f"context lacks triaudit_provenance: {ctx}")
+        # Schema 2: every entry describes its case (case_description.hpp).
+        for e in data["benchmarks"]:
+            info = e.get("triaudit")
+            if not isinstance(info, dict) or info.get("axes", {}).get("op") != e["name"].split("/")[1]:
+                fail(f"entry {e['name']} lacks its description (schema 2): {info}")
         # CUDA_LAUNCH_BLOCKING=1 makes every held stream wait out its timeout: the hold is off, and said so.
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="", CUDA_LAUNCH_BLOCKING="1")
         out2 = os.path.join(tmp, "latch.json")

@@ -76,6 +76,9 @@ ContextEntries run_context_entries(const char* gpu_index_env, const char* siblin
   if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   ContextEntries e = {
       {"triaudit_schema_version", kSchemaVersion},
+      // Where the figures come from: an executable measures (test fixtures say "synthetic",
+      // `triaudit import` "imported"); every reader shows it beside the figures.
+      {"triaudit_provenance", "measured"},
       {"host", host[0] ? host : "unknown"},
       {"siblings_loaded",
        siblings_loaded_env != nullptr && std::string(siblings_loaded_env) == "true" ? "true" : "false"},

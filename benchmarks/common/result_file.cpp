@@ -6,8 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <sstream>
 
+#include "case_description.hpp"
 #include "flags.hpp"
 
 namespace triaudit {
@@ -113,9 +115,14 @@ bool DurableJsonReporter::ReportContext(const Context& context) {
 
 void DurableJsonReporter::ReportRuns(const std::vector<Run>& reports) {
   SetOutputStream(&buffer_);  // Google Benchmark flushes this stream after the call: a member
-  JSONReporter::ReportRuns(reports);
-  write_through(buffer_.str());
-  buffer_.str("");
+  // A run at a time, each with what its case says of itself (case_description.hpp, schema 2).
+  for (const Run& run : reports) {
+    JSONReporter::ReportRuns({run});
+    std::map<std::string, double> counters;
+    for (const auto& [k, c] : run.counters) counters[k] = c.value;
+    write_through(with_case_field(buffer_.str(), case_json(run.run_name.str(), counters)));
+    buffer_.str("");
+  }
   if (!reports.empty()) ++cases_;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "case_description.hpp"
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "health.hpp"
@@ -29,7 +30,8 @@ namespace {
 struct SuiteState {
   long long ordinal = 0;
   std::string bind_numa = "off";
-  bool force = false;  // --force: an existing --benchmark_out may be replaced
+  bool force = false;     // --force: an existing --benchmark_out may be replaced
+  bool describe = false;  // --describe-cases: print every case's description (JSON) and stop
   DeviceProbe probe;
   std::string setup_error;   // before_run failed: every case fails with this
   std::string context_lost;  // a case hit a sticky CUDA error: every later case fails with this
@@ -230,6 +232,7 @@ void require_free_memory(std::size_t bytes) {
 }
 
 benchmark::internal::Benchmark* register_case(const std::string& name, std::function<void(benchmark::State&)> body) {
+  note_case(name);
   auto* b = benchmark::RegisterBenchmark(name.c_str(), [name, body](benchmark::State& st) {
     begin_case_call(name);
     CaseHealth health;
@@ -290,6 +293,9 @@ FlagSet suite_flags(const SuiteSpec& spec) {
   flags.add_double("warmup-s", &measure_settings().warmup_s, 0.0, 60.0,
                    "seconds of a case's own work before its timed regions, on every call");
   flags.add_switch("force", &suite().force, "replace an existing --benchmark_out file (refused otherwise)");
+  flags.add_switch(
+      "describe-cases", &suite().describe,
+      "print what every case says of itself (axes, judged counter, scope, headline) as JSON; no device used");
   if (spec.add_flags) spec.add_flags(flags);
   return flags;
 }
@@ -355,7 +361,7 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
     check_google_benchmark_flags(argc, argv);
     args = with_one_iteration_per_call(argc, argv, &measure_settings().min_time_s);
     out = take_result_file_flags(args);
-    if (out && !list_only)
+    if (out && !list_only && !suite().describe)
       if (const std::string why = result_file_refusal(out->path, suite().force); !why.empty()) throw FlagError(why);
   } catch (const FlagError& e) {
     std::cerr << spec.executable << ": bad command line: " << e.what() << "\n";
@@ -364,7 +370,7 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   // The result file is triaudit's (result_file.hpp): Google Benchmark gets /dev/null as its file.
   static char dev_null_out[] = "--benchmark_out=/dev/null";
   std::unique_ptr<DurableJsonReporter> file;
-  if (out && !list_only) {
+  if (out && !list_only && !suite().describe) {
     file = std::make_unique<DurableJsonReporter>(out->path, suite().force);
     args.insert(args.end() - 1, dev_null_out);
   }
@@ -373,11 +379,17 @@ int suite_main(int argc, char** argv, const SuiteSpec& spec) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return kExitBadCommandLine;
 
+  set_case_scope(spec.scope);
   try {
     spec.register_benchmarks();
   } catch (const std::exception& e) {
     std::cerr << spec.executable << ": bad command line: " << e.what() << "\n";
     return kExitBadCommandLine;
+  }
+  if (suite().describe) {
+    std::cout << describe_all_cases();
+    benchmark::Shutdown();
+    return kExitOk;
   }
   if (list_only) {
     const std::size_t listed = benchmark::RunSpecifiedBenchmarks();

@@ -38,6 +38,9 @@ struct SuiteSpec {
   std::function<void()> before_run;
   // Other ranks of a multi-process job: print nothing, write no file (rank 0 reports).
   bool quiet = false;
+  // What its cases measure: "gpu" (one GPU each) or "node" (all of a node's GPUs at once: p2p, the
+  // collectives); each case's description says so (case_description.hpp).
+  std::string scope = "gpu";
 };
 
 int suite_main(int argc, char** argv, const SuiteSpec& spec);

@@ -16,6 +16,7 @@ from triaudit import commands as cli
 from triaudit.report.sections import cost as cost_report
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
+SYNTH = " (synthetic)"  # what the report's column of a synthetic run is labelled with
 TEMPLATE = Path(__file__).resolve().parents[1] / "prices.template.toml"
 
 
@@ -69,7 +70,7 @@ def md_rows(md: str, caption_start: str) -> dict[tuple, list[str]]:
             break
         cells = [c.strip() for c in line.strip("|").split("|")]
         out[tuple(cells[:-2])] = cells[-2:]
-    assert header[-2:] == [H100, H200], header
+    assert header[-2:] == [H100 + SYNTH, H200 + SYNTH], header  # the fixture's columns say synthetic
     return out
 
 
@@ -97,7 +98,9 @@ def test_energy_section_burst_vs_sustained_with_counters(tmp_path, capsys):
     ctx = md_rows(md, "Power limits")
     assert ctx[("power limit enforced (W)",)] == ["700", "500 (capped below the default 700)"]
     e = pd.read_csv(out / "energy.csv")
-    row = e[(e["card"] == H100) & (e["case"] == f"stream/triad_sustained/fp32/cache:cold/bytes:{TRIAD_BYTES}")].iloc[0]
+    row = e[
+        (e["card"] == H100 + SYNTH) & (e["case"] == f"stream/triad_sustained/fp32/cache:cold/bytes:{TRIAD_BYTES}")
+    ].iloc[0]
     assert row["mode"] == "sustained" and row["window_s"] == 2.0
     assert row["bytes_per_joule"] == pytest.approx(3 * TRIAD_BYTES / (3 * TRIAD_BYTES / (3.3e12 * 0.92) * 520 * 0.97))
     assert (out / "throughput_vs_watts.png").stat().st_size > 10_000
@@ -155,11 +158,11 @@ def test_prices_for_two_cards_rent_and_buy(tmp_path, capsys):
     f = md_rows(md, "USD per PFLOP/s-hour")
     assert f[("bf16", "burst")] == ["USD 3.29", "USD 1.52 (energy at 650 W, measured)"]
     c = pd.read_csv(out / "cost.csv")
-    h200 = c[(c["card"] == H200) & (c["figure"] == "PFLOP/s-hour") & (c["mode"] == "burst")].iloc[0]
+    h200 = c[(c["card"] == H200 + SYNTH) & (c["figure"] == "PFLOP/s-hour") & (c["mode"] == "burst")].iloc[0]
     assert h200["value"] == pytest.approx((32000 / (4 * 8760 * 0.8) + 0.65 * 0.12) / 0.8)
     assert h200["power_source"] == "measured" and h200["per_gpu_hour"] == pytest.approx(1.21955, abs=1e-5)
     # Sustained BF16 on the H200 at 736 TFLOP/s and 630.5 W: (1.14155 + 0.6305 × 0.12) / 0.736.
-    held = c[(c["card"] == H200) & (c["figure"] == "PFLOP/s-hour") & (c["mode"] == "sustained")].iloc[0]
+    held = c[(c["card"] == H200 + SYNTH) & (c["figure"] == "PFLOP/s-hour") & (c["mode"] == "sustained")].iloc[0]
     assert held["value"] == pytest.approx((32000 / (4 * 8760 * 0.8) + 0.6305 * 0.12) / 0.736)
     # Bandwidth: $2.50 ÷ 3.3 TB/s = $0.758 per TB/s-hour; buying also $32,000 ÷ 4300 GB/s = $7.44 per GB/s.
     b = md_rows(md, "USD per TB/s-hour")
@@ -183,7 +186,7 @@ def test_prices_for_two_cards_rent_and_buy(tmp_path, capsys):
     # By hand: batch 1 reads 13.48 GB of weights + 2.15 GB of KV cache per token at 3.3 TB/s = 211.2 token/s;
     # $2.50 ÷ (211.2 × 3600) × 1e6 = $3.29.
     assert plan["cost per million tokens at batch 1"] == pytest.approx(2.5 / (211.2 * 3600) * 1e6, rel=1e-3)
-    dec = c[(c["card"] == H100) & (c["figure"] == "million decode tokens")]
+    dec = c[(c["card"] == H100 + SYNTH) & (c["figure"] == "million decode tokens")]
     served = re.search(r"batch (\d+)", d[("at the most users served",)][0]).group(1)
     assert set(dec["mode"]) == {"batch 1", f"batch {served}"}
 
@@ -197,7 +200,7 @@ def test_a_price_for_a_card_not_in_the_runs_is_named(tmp_path, capsys):
 def test_a_card_without_a_price_is_named_and_left_out(tmp_path, capsys):
     text = '[cards."h100-sxm"]\nrent_per_hour = 2.5\n'
     _, md, _ = report(tmp_path, results(tmp_path), "--prices", str(prices_file(tmp_path, text)))
-    assert f"No price for {H200}." in md
+    assert f"No price for {H200}{SYNTH}." in md
 
 
 @pytest.mark.parametrize(
@@ -299,5 +302,5 @@ def test_prices_match_the_cards_name_under_all_runs(tmp_path, capsys):
         == 0
     )
     c = pd.read_csv(out / "cost.csv")
-    assert set(c["card"]) == {f"{H100} · run1", f"{H100} · run2", f"{H200} · run1"}
+    assert set(c["card"]) == {f"{H100} · run1{SYNTH}", f"{H100} · run2{SYNTH}", f"{H200} · run1{SYNTH}"}
     assert set(c.loc[c["card"].str.startswith(H100), "price_key"]) == {"h100-sxm"}

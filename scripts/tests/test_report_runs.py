@@ -156,7 +156,11 @@ def test_plots_draw_a_few_columns_and_say_which(tmp_path):
     out = tmp_path / "rep"
     assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
-    assert "drawn: 4 of 5 columns, Synthetic Card 0, Synthetic Card 1, Synthetic Card 2, Synthetic Card 3" in md
+    s = " (synthetic)"
+    assert (
+        f"drawn: 4 of 5 columns, Synthetic Card 0{s}, Synthetic Card 1{s}, Synthetic Card 2{s}, Synthetic Card 3{s}"
+        in md
+    )
     header = next(line for line in md.splitlines() if line.startswith("| op | type |"))
     assert "Synthetic Card 4" in header  # every card in the tables
 

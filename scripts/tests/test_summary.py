@@ -156,7 +156,7 @@ def test_report_opens_with_the_summary_and_writes_summary_md(names, tmp_path):
     assert next(line for line in md.splitlines() if line.startswith("## ")) == "## Summary: the triangle at a glance"
     summary = (tmp_path / "rep" / "summary.md").read_text()
     assert summary.startswith("# triaudit summary")
-    assert "| corner | figure | NVIDIA A100-SXM4-80GB | NVIDIA H200 |" in summary
+    assert "| corner | figure | NVIDIA A100-SXM4-80GB (synthetic) | NVIDIA H200 (synthetic) |" in summary
     assert "USD per PFLOP/s-hour of BF16 GEMM (burst)" in summary
     assert "![The triangle" in summary and (tmp_path / "rep" / "summary_triangle.png").exists()
     # per unit of money: the A100's PFLOP/s-hour costs 1.5 / its TFLOP/s against 3.5 / the H200's

@@ -23,8 +23,12 @@ def add_parser(sub) -> None:
 
 def run(a) -> int:
     from triaudit.judge import compare as C
+    from triaudit.results.case_info import SYNTHETIC, SYNTHETIC_BANNER
 
     written, table = C.history(a.runs, a.out, a.cases, a.alpha, a.min_effect, a.min_repetitions)
+    synthetic = sorted(set(table.loc[table["provenance"] == SYNTHETIC, "run"]))
+    if synthetic:
+        say(f"{SYNTHETIC_BANNER} (synthetic runs: {', '.join(synthetic)})")
     slower = table[table["verdict"] == "slower"]
     for p in written:
         say(f"wrote {p}")

@@ -161,7 +161,7 @@ def _headlines() -> tuple[Headline, ...]:
         for mode in ("burst", "sustained"):
             if mode == "sustained" and p not in SHOWN:
                 continue
-            sources = (f"gemm/ceiling/{p}/{mode}",)
+            sources: tuple[str, ...] = (f"gemm/ceiling/{p}/{mode}",)
             if mode == "burst":  # older runs' ceiling (shapes:N), then the square GEMM of the sweep
                 sources += (f"gemm/ceiling/{p}/shapes:*", f"gemm/cublaslt/{p}/layout:tn/m:8192/n:8192/k:8192")
             roles = [f"flops:{p}", f"energy_{mode}"] if mode == "burst" else [f"energy_{mode}"]

@@ -30,6 +30,7 @@ from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.core.files import atomic_write
 from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import stats
+from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, provenance
 from triaudit.results.counters import DISPLAY, judged_counter
 from triaudit.results.gbench import load_result
 from triaudit.results.plausible import case_problem
@@ -73,6 +74,7 @@ class RunSamples:
     cases: dict  # case -> CaseSample
     complete: bool
     notes: list = field(default_factory=list)  # what the loader skipped or wants said
+    provenance: str = MEASURED  # synthetic when any of its files is (case_info.provenance)
 
     @property
     def samples(self) -> dict:
@@ -125,9 +127,11 @@ def load_samples(path: Path) -> RunSamples:
     complete = True
     gpus: set[str] = set()
     notes: list[str] = list(skipped)
+    provenances: set[str] = set()
     for f in files:
         rf = load_result(f)
         notes += rf.notes
+        provenances.add(provenance(rf.context))
         run = read_run(f.parent, [rf.context])
         complete = complete and run.complete
         gpu = gpu_identity(rf.context, run, f.name)
@@ -149,7 +153,8 @@ def load_samples(path: Path) -> RunSamples:
             f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
             "at a time, or use `triaudit outliers` across GPUs"
         )
-    return RunSamples(str(path), context, cases, complete, notes)
+    said = SYNTHETIC if SYNTHETIC in provenances else (IMPORTED if provenances == {IMPORTED} else MEASURED)
+    return RunSamples(str(path), context, cases, complete, notes, said)
 
 
 def comparability(a: RunSamples, b: RunSamples) -> list[str]:
@@ -296,7 +301,9 @@ def compare(
     if problems and not allow_different:
         raise CompareError("refusing to compare: " + "; ".join(problems) + " (--allow-different to compare anyway)")
     result = judge(a, b, alpha, min_effect, min_repetitions, max_untested_change, allow_algo_change)
-    return Comparison(result, a.notes + b.notes, problems)
+    synthetic = [s.label for s in (a, b) if s.provenance == SYNTHETIC]
+    said = [f"**{SYNTHETIC_BANNER}** (synthetic: {', '.join(synthetic)})"] if synthetic else []
+    return Comparison(result, said + a.notes + b.notes, problems)
 
 
 @dataclass
@@ -442,6 +449,7 @@ def history(
                     "min": min(vals),
                     "max": max(vals),
                     "verdict": verdict,
+                    "provenance": r.provenance,
                 }
             )
     table = pd.DataFrame(rows)
@@ -484,7 +492,10 @@ def history(
     for ax in list(axes.flat)[len(shown) :]:
         ax.axis("off")
     more = f"; {left} more case(s) not drawn, every one in history.csv" if left else ""
-    fig.suptitle(f"triaudit history: median and range per run; red: slower than the run before{more}", fontsize=9)
+    synthetic = "SYNTHETIC, NOT MEASUREMENTS: " if (table["provenance"] == SYNTHETIC).any() else ""
+    fig.suptitle(
+        f"{synthetic}triaudit history: median and range per run; red: slower than the run before{more}", fontsize=9
+    )
     fig.set_layout_engine("tight")  # laid out as it is drawn
     path = out / "history.png"
     png = io.BytesIO()

@@ -44,6 +44,7 @@ from triaudit.judge.gate_environment import environment
 from triaudit.judge.gate_facts import Gpu, Node, nodes
 from triaudit.judge.gate_health import health
 from triaudit.judge.gate_verdict import Verdict, drain_words, figure_message, judge_figure
+from triaudit.results.case_info import SYNTHETIC, SYNTHETIC_BANNER, provenance
 from triaudit.results.reading import scan_paths
 from triaudit.results.table import ResultSet, load_results, plain
 
@@ -345,6 +346,10 @@ def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "
                     result.verdicts += _p2p(node, sku, here, rs.contexts)
                 elif c.id in ALWAYS_JUDGED or (sku is not None and c.id in sku.floors):
                     result.verdicts.append(_collective(node, c, sku, here, rs.contexts))
+    synthetic = {n.host for n in found if any(provenance(rs.contexts.get(f, {})) == SYNTHETIC for f in n.files)}
+    for v in result.verdicts:
+        if v.host in synthetic:
+            v.provenance = SYNTHETIC
     result.verdicts.sort(key=lambda v: (v.host, not v.gpu, _num(v.gpu), ORDER.get(v.check, 99), v.link))
     return result
 
@@ -359,6 +364,9 @@ def _cell(text: str) -> str:
 
 def summary_markdown(result: GateResult) -> str:
     lines = ["## triaudit gate", ""]
+    synthetic = sorted({v.host for v in result.verdicts if v.provenance == SYNTHETIC})
+    if synthetic:
+        lines += [f"**{SYNTHETIC_BANNER}** (synthetic: {', '.join(synthetic)})", ""]
     if not result.nodes:
         lines.append("**NOT TESTED**: no GPU of these results was measured (or none of the host asked for).")
     for node in result.nodes:

@@ -45,6 +45,8 @@ def _identity(v: Verdict) -> dict:
         d.update(peer_gpu=v.peer, peer_UUID=v.peer_uuid)
     if v.link:
         d["link"] = v.link
+    if v.provenance:  # a synthetic figure says so on every series it is part of
+        d["provenance"] = v.provenance
     return d
 
 

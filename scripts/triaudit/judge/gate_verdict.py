@@ -28,6 +28,7 @@ class Verdict:
     sku: str = ""
     short: str = ""  # a drain reason's words: "2,410 GB/s < 2,673 GB/s"
     counts: dict = field(default_factory=dict)  # health: each counter's events over the run
+    provenance: str = ""  # "synthetic" when the figures judged are not measurements ("" measured)
 
     @property
     def name(self) -> str:

@@ -24,6 +24,7 @@ from triaudit.report import figures, sections
 from triaudit.report.frames import unknown_cards
 from triaudit.report.output import ReportFolder
 from triaudit.results import runs as R
+from triaudit.results.case_info import SYNTHETIC_BANNER, synthetic_in
 from triaudit.results.reading import Reading, collector_paused
 from triaudit.results.table import BASE_COLUMNS, ResultSet, load_results
 
@@ -137,6 +138,8 @@ def _frame(
                 df = df[df["complete"].astype(bool)]
     df, shown, left_out = R.select(df, loaded.runs, loaded.contexts, all_runs)
     rs = ResultSet(df, loaded.contexts, loaded.runs, loaded.notes, shown)
+    if synthetic_in(df):
+        header.insert(3, f"**{SYNTHETIC_BANNER}**")
     header += left_out
     cards = sorted(c for c in df["card"].dropna().unique()) if not df.empty else []
     header.append(
@@ -288,6 +291,9 @@ def _write_files(
             continue
         md += [f"## {s.title}", ""]
         body.append(f"<h2>{_inline(s.title)}</h2>")
+        if s.banner:
+            md += [f"**{s.banner}**", ""]
+            body.append(f"<p class='banner'><strong>{_inline(s.banner)}</strong></p>")
         for caption, t in s.tables:
             under = _runs_under(t, shown)
             md += [f"### {caption}", "", _md_table(t), ""] + ([under, ""] if under else [])
@@ -340,6 +346,8 @@ def _write_files(
 
 def _summary_md(s, header: list[str], shown, drawn: dict) -> str:
     md = ["# triaudit summary", "", header[2] if len(header) > 2 else "", ""]
+    if s.banner:
+        md += [f"**{s.banner}**", ""]
     for caption, t in s.tables:
         under = _runs_under(t, shown)
         md += [f"## {caption}", "", _md_table(t), ""] + ([under, ""] if under else [])

@@ -19,6 +19,7 @@ class Section:
     csv: pd.DataFrame | None = None
     notes: list = field(default_factory=list)
     paragraphs: list = field(default_factory=list)  # text shown after the tables, before the figures
+    banner: str = ""  # said first, in bold: what a reader must know before reading a figure (synthetic)
 
 
 def legend_beside(fig, ax, inside: int = 8) -> None:

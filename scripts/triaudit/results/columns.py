@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from triaudit.results.case_info import case_descriptions
 from triaudit.results.gbench import (
     COMPLEXITY_AGGREGATES,
     COMPLEXITY_ROWS,
@@ -172,11 +173,27 @@ def file_columns(data: Any, path: Path, encoded: bool = False) -> tuple[dict, li
     (case, metric), in the order of reference_columns. `encoded`: the text columns (TEXT_COLS) as
     encode_text gives them, compact for the trip from a worker process."""
     context, notes, cases, cols = _file_columns(data, path, encoded)
+    info = _descriptions(data, context, cases)
+    if info is not None:
+        cols["info"] = info
     if encoded:
         for c in TEXT_COLS:
             if not isinstance(cols[c], tuple):
                 cols[c] = encode_text(cols[c])
     return context, notes, cases, cols
+
+
+def _descriptions(data: Any, context: dict, cases: list[str]) -> list[dict | None] | None:
+    """Per case, what its entries say of it (schema 2, case_info.py); None for a file that says nothing."""
+    if str(context.get("triaudit_schema_version", "1")) == "1":
+        return None
+    entries = data.get("benchmarks") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return None
+    names = [e.get("run_name", e.get("name")) if type(e) is dict else None for e in entries]
+    case_of = {n: case_name(n) for n in set(names) if type(n) is str}
+    got = case_descriptions(entries, names, case_of)
+    return [got.get(c) for c in cases] if got else None
 
 
 def _file_columns(data: Any, path: Path, encoded: bool) -> tuple[dict, list[str], list[str], dict]:

@@ -4,11 +4,13 @@ users already run.
 - bmf: Bencher Metric Format (https://bencher.dev/docs/reference/bencher-metric-format):
   {benchmark name: {measure: {"value", "lower_value", "upper_value"}}}, base units (FLOP/s, bytes/s,
   seconds), the range over repetitions as lower/upper. Every metric object also carries
-  `triaudit_schema_version` (the BMF schema allows further properties; Bencher ignores them).
+  `triaudit_schema_version` and `triaudit_provenance` (measured, synthetic or imported: the BMF
+  schema allows further properties; Bencher ignores them).
 - github-action-benchmark: the `customBiggerIsBetter` and `customSmallerIsBetter` inputs of
   benchmark-action/github-action-benchmark, a JSON array of {"name", "unit", "value", "range",
   "extra"}; throughput counters into bigger_is_better.json, times into smaller_is_better.json,
-  in display units (GB/s, TFLOP/s, µs); `extra` names the card, the run and the schema version.
+  in display units (GB/s, TFLOP/s, µs); `extra` names the card, the run, the schema version and
+  where the figures come from (provenance).
 
 One entry per case and throughput counter (counters.py: flops/ops, busbw and algbw, bytes_per_second,
 ...; time for cases that have nothing else). Cases that errored or were skipped are not exported,
@@ -24,6 +26,7 @@ from pathlib import Path
 from triaudit.core.errors import TriauditError
 from triaudit.core.files import atomic_write, holds_a_results_tree, inside_a_results_tree
 from triaudit.results import runs as R
+from triaudit.results.case_info import MEASURED, SYNTHETIC, SYNTHETIC_BANNER, synthetic_in
 from triaudit.results.counters import DISPLAY, JUDGED
 from triaudit.results.gbench import SCHEMA_VERSION
 from triaudit.results.table import load_results, plain
@@ -68,18 +71,21 @@ def _finite(v: float) -> bool:
     return isinstance(v, float) and math.isfinite(v)
 
 
-def bmf(entries: list[dict]) -> dict:
+def bmf(entries: list[dict], provenance: str = MEASURED) -> dict:
     doc: dict = {}
     for e in entries:
         metric = {"value": e["median"]}
         if _finite(e["min"]) and _finite(e["max"]):
             metric["lower_value"], metric["upper_value"] = e["min"], e["max"]
         metric["triaudit_schema_version"] = SCHEMA_VERSION
+        metric["triaudit_provenance"] = provenance
         doc.setdefault(e["case"], {})[e["counter"].replace("_", "-")] = metric
     return doc
 
 
-def github_action_benchmark(entries: list[dict], card: str, run: str) -> tuple[list[dict], list[dict]]:
+def github_action_benchmark(
+    entries: list[dict], card: str, run: str, provenance: str = MEASURED
+) -> tuple[list[dict], list[dict]]:
     bigger: list[dict] = []
     smaller: list[dict] = []
     for e in entries:
@@ -87,7 +93,10 @@ def github_action_benchmark(entries: list[dict], card: str, run: str) -> tuple[l
         item = {"name": f"{e['case']} ({e['counter']})", "unit": unit, "value": e["median"] / scale}
         if _finite(e["min"]) and _finite(e["max"]):
             item["range"] = f"± {(e['max'] - e['min']) / 2 / scale:.4g}"
-        item["extra"] = f"card: {card}\nrun: {run}\nrepetitions: {e['reps']}\ntriaudit_schema_version: {SCHEMA_VERSION}"
+        item["extra"] = (
+            f"card: {card}\nrun: {run}\nrepetitions: {e['reps']}\ntriaudit_schema_version: {SCHEMA_VERSION}\n"
+            f"provenance: {provenance}"
+        )
         (bigger if e["higher"] else smaller).append(item)
     return bigger, smaller
 
@@ -123,10 +132,13 @@ def export(paths: list[Path], fmt: str, out: Path) -> tuple[list[Path], list[str
         said.append(f"{len(not_ok)} case(s) not exported (errored or skipped), e.g. {not_ok[0]}")
     inputs = {p.resolve() for p in map(Path, paths) if p.is_file()} | {Path(f).resolve() for f in loaded.contexts}
     files: dict[Path, object] = {}
+    prov = SYNTHETIC if synthetic_in(df) else (str(df["provenance"].iloc[0]) if "provenance" in df else MEASURED)
+    if prov == SYNTHETIC:
+        said.append(SYNTHETIC_BANNER + " Each exported figure says so (triaudit_provenance).")
     if fmt == "bmf":
-        files[out / "bmf.json"] = bmf(entries)
+        files[out / "bmf.json"] = bmf(entries, prov)
     else:
-        bigger, smaller = github_action_benchmark(entries, card, run)
+        bigger, smaller = github_action_benchmark(entries, card, run, prov)
         if bigger:
             files[out / "bigger_is_better.json"] = bigger
         if smaller:

@@ -137,7 +137,10 @@ def _pick(
     rows = rows[rows["metric"] == h.counter]
     if rows.empty:
         return rows
-    rows = rows.assign(_src=source_index(rows["case"], h.sources))
+    src = source_index(rows["case"], h.sources)
+    if "headline" in rows:  # schema 2: a case tagged for this headline is its first source
+        src = np.where(rows["headline"].astype(str).to_numpy() == h.key, 0, src)
+    rows = rows.assign(_src=src)
     rows = rows[rows["_src"] < len(h.sources)]
     if rows.empty:
         return rows
@@ -194,10 +197,10 @@ def headline_figures(
     """Every headline figure per group of `by` (default: per card), one row each (COLUMNS, `by`
     in place of card). `keys`: only these headlines (a per-link key as declared: p2p/{link}/slowest)."""
     contexts = contexts or {}
-    by = list(by)
+    group = list(by)
     out: list[pd.DataFrame] = []
     if table is None or table.empty:
-        return pd.DataFrame(columns=by + COLUMNS[1:])
+        return pd.DataFrame(columns=group + COLUMNS[1:])
     for corner in registry.CORNERS:
         wanted = [h for h in corner.headlines if keys is None or h.key in keys]
         if not wanted:
@@ -208,12 +211,12 @@ def headline_figures(
         ranks = _counter_of(table, corner.name, "ranks") if any(h.min_ranks for h in wanted) else {}
         watts = _counter_of(table, corner.name, "watts_mean")
         for h in wanted:
-            best = _pick(rows, h, by, ranks, contexts, corner)
+            best = _pick(rows, h, group, ranks, contexts, corner)
             if best.empty:
                 continue
             card_col = best["card"] if "card" in best else pd.Series([""] * len(best), index=best.index)
             link = best["link"] if "link" in best else pd.Series([""] * len(best), index=best.index)
-            f = pd.DataFrame({k: best[k].to_numpy() for k in by})
+            f = pd.DataFrame({k: best[k].to_numpy() for k in group})
             f["key"] = [h.key.format(link=lk) for lk in link]
             f["corner"] = corner.name
             f["account"] = corner.account
@@ -234,9 +237,9 @@ def headline_figures(
             f["roles"] = "|".join(h.roles)
             out.append(f)
     if not out:
-        return pd.DataFrame(columns=by + COLUMNS[1:])
+        return pd.DataFrame(columns=group + COLUMNS[1:])
     got = pd.concat(out, ignore_index=True)
-    return got[by + [c for c in COLUMNS if c not in by and c != "card"]]
+    return got[group + [c for c in COLUMNS if c not in group and c != "card"]]
 
 
 def missing_reasons(table: pd.DataFrame, h: Headline, by: str = "card") -> dict[str, tuple[str, str]]:

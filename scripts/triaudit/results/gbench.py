@@ -31,8 +31,13 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
 
 # The version of triaudit's result conventions (names, counters, context keys) that the executables
 # write as the context key `triaudit_schema_version` and exports carry. Files without it are older
-# and read as version 1.
-SCHEMA_VERSION = "1"
+# and read as version 1. Version 2: each entry states what version 1 left to the name grammar, in
+# its field CASE_FIELD (its axes, the counter it is judged on, its scope, the headline it may stand
+# for), and the context says where the figures come from (PROVENANCE_KEY).
+SCHEMA_VERSION = "2"
+KNOWN_SCHEMAS = ("1", "2")
+CASE_FIELD = "triaudit"
+PROVENANCE_KEY = "triaudit_provenance"
 
 # Fields Google Benchmark writes itself: everything else numeric in a run is a user counter.
 STANDARD_FIELDS = {
@@ -61,6 +66,7 @@ STANDARD_FIELDS = {
     "real_coefficient",
     "complexity",
     "manual_time",
+    CASE_FIELD,  # triaudit's own description of the case (schema 2), not a counter
 }
 TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends to a registered name.
@@ -302,9 +308,10 @@ def file_notes(path: Path, context: dict, skipped_rows: dict[str, int]) -> list[
         if context.get(key):
             notes.append(f"warning: {path}: {context[key]}")
     version = context.get("triaudit_schema_version")
-    if version is not None and str(version) != SCHEMA_VERSION:
+    if version is not None and str(version) not in KNOWN_SCHEMAS:
         notes.append(
-            f"{path.name}: written with triaudit result schema {version}; this triaudit reads {SCHEMA_VERSION}"
+            f"{path.name}: written with triaudit result schema {version}; this triaudit reads "
+            f"{', '.join(KNOWN_SCHEMAS)}: what it does not know is read as version {SCHEMA_VERSION}"
         )
     return notes
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from triaudit.results.case_info import SYNTHETIC, SYNTHETIC_LABEL, provenance
 from triaudit.results.categorical import map_text
 
 _STAMP = re.compile(r"^(\d{8}T\d{6}Z)")
@@ -126,6 +127,12 @@ def origin(context: dict) -> str:
     return "soak" if "soak_verdict" in context else "triaudit"
 
 
+def _origin_of(context: dict) -> str:
+    """origin(), with a synthetic file's own: a synthetic run never shares a column with a measured one."""
+    org = origin(context)
+    return SYNTHETIC if provenance(context) == SYNTHETIC and not org.startswith("peer:") else org
+
+
 def _origin_words(org: str) -> str:
     return f" ({org[5:]} import)" if org.startswith("peer:") else (f" ({org})" if org != "triaudit" else "")
 
@@ -150,7 +157,8 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
 
     groups: dict[tuple, set[str]] = {}
     for f, card, run_dir in files.itertuples(index=False):
-        groups.setdefault((card, host(run_dir), origin(contexts.get(f, {}))), set()).add(run_dir)
+        # A synthetic run is a column of its own, labelled so: never the newest run of a measured card.
+        groups.setdefault((card, host(run_dir), _origin_of(contexts.get(f, {}))), set()).add(run_dir)
     left_out: list[str] = []
     chosen: dict[tuple, list[str]] = {}
     for key in sorted(groups):
@@ -176,7 +184,7 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
     for (card, h, org), dirs in chosen.items():
         for run_dir in dirs:
             g = by_dir[run_dir]
-            same_origin = [origin(contexts.get(f, {})) == org for f in g["file"]]
+            same_origin = [_origin_of(contexts.get(f, {})) == org for f in g["file"]]
             g = g[(g["card"] == card).to_numpy() & np.array(same_origin, dtype=bool)]
             run = runs.get(run_dir)
             gpus = sorted({gpu_identity(contexts.get(f, {}), run, Path(f).name) for f in g["file"]} - {""})
@@ -186,6 +194,8 @@ def select(df, runs: dict[str, RunInfo], contexts: dict[str, dict], all_runs: bo
                 base = f"{card}{_SEP}{h or 'unknown host'}"
             else:
                 base = card
+            if org == SYNTHETIC:
+                base += SYNTHETIC_LABEL
             if owner.setdefault((base, org), run_dir) != run_dir:  # two runs of one name: tell them apart
                 base = f"{base}{_SEP}{Path(run_dir).parent.name}/{Path(run_dir).name}"
             for f in g["file"]:

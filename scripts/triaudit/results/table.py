@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from triaudit.core.specs import canonical_gpu_name
+from triaudit.results.case_info import axes_of, provenance
 from triaudit.results.categorical import recode
 from triaudit.results.columns import METRIC_COLS, TEXT_COLS
 from triaudit.results.plausible import implausible_cases
@@ -82,6 +83,14 @@ def _parts(case: str) -> tuple[str, str, str, tuple]:
         if sep:
             args.append((key, value))
     return corner, op, variant, tuple(args)
+
+
+def _described_parts(case: str, info: dict | None) -> tuple[str, str, str, tuple]:
+    """A case's corner, op, variant and axes: as its entry describes them (schema 2), else from its name."""
+    got = axes_of(info)
+    if got is None:
+        return _parts(case)
+    return (case.split("/", 1)[0], *got)
 
 
 def name_parts(case: str) -> tuple[str, str, str, dict[str, str]]:
@@ -150,7 +159,8 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
     # second one arrives and fixed up at the end.
     owner: dict[tuple, str] = {}
     conflicts: dict[tuple[str, str], str] = {}
-    per_case = {c: _TextColumn() for c in ("card", "run", "file", "run_dir", "case")}
+    per_case = {c: _TextColumn() for c in ("card", "run", "file", "run_dir", "case", "provenance")}
+    described: dict[str, dict] = {}  # case -> what its entries say of it (schema 2), the first file's
     complete: list[np.ndarray] = []
     text = {c: _TextColumn() for c in TEXT_COLS}
     numbers: dict[str, list] = {c: [] for c in _METRIC_COLS if c not in TEXT_COLS}
@@ -174,8 +184,12 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
                 msg = f"conflict: {case} is in both {Path(other).name} and {path.name} of one run"
                 conflicts[(f, case)] = conflicts[(other, case)] = msg
         n = len(case_names)
-        for col, v in (("card", card), ("run", run.name), ("file", f), ("run_dir", run.run_dir)):
+        prov = provenance(context)
+        for col, v in (("card", card), ("run", run.name), ("file", f), ("run_dir", run.run_dir), ("provenance", prov)):
             per_case[col].add_repeated(v, n)
+        for case, info in zip(case_names, cols.get("info") or ()):
+            if info is not None:
+                described.setdefault(case, info)
         complete.append(np.full(n, bool(run.complete)))
         per_case["case"].add(case_names, np.arange(n))
         takes.append(np.frombuffer(cols["take"], dtype=np.int64) + n_cases)
@@ -191,7 +205,7 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
     cases["complete"] = np.concatenate(complete) if complete else np.zeros(0, dtype=bool)
     if n_cases:
         names = cases["case"].cat
-        parts = [_parts(c) for c in names.categories]
+        parts = [_described_parts(c, described.get(c)) for c in names.categories]
         cases["corner"] = _derived(names, [p[0] for p in parts])
         cases["op"] = _derived(names, [p[1] for p in parts])
         cases["variant"] = _derived(names, [p[2] for p in parts])
@@ -204,6 +218,9 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
         for k in keys:
             if k not in cases.columns:
                 cases[k] = _derived(names, [a.get(k) for a in argdicts])
+        if described:  # schema 2: the counter each case is judged on, its scope, its headline tag
+            for k in ("judged", "scope", "headline"):
+                cases[k] = _derived(names, [str((described.get(c) or {}).get(k) or "") for c in names.categories])
     del per_case
     front = BASE_COLUMNS + ["complete", "run_dir"]
     if len(take):

@@ -9,6 +9,7 @@ import pandas as pd
 from triaudit.report.section import Section
 from triaudit.report.sections.summary import pairs, triangle, workloads
 from triaudit.report.sections.summary.headline import headlines
+from triaudit.results.case_info import SYNTHETIC_BANNER, synthetic_in
 from triaudit.results.table import ResultSet
 
 HEADLINE_CAPTION = (
@@ -20,6 +21,8 @@ HEADLINE_CAPTION = (
 def summary_section(rs: ResultSet, cost: pd.DataFrame | None = None, currency: str = "USD") -> Section:
     """`cost`: the cost section's records (report --prices), for cost per unit."""
     sec = Section("summary", "Summary: the triangle at a glance")
+    if synthetic_in(rs.table):
+        sec.banner = SYNTHETIC_BANNER
     h = headlines(rs, cost, currency)
     if not h.cards:
         return sec
