@@ -19,6 +19,7 @@ def synthetic_context(card: str, l2_bytes: int = 50 * 2**20, peak: float = 4.0e1
         "l2_bytes": str(l2_bytes),
         "peak_memory_bandwidth_bytes_per_second": f"{peak:.0f}",
         "synthetic": "true (test fixture, not a measurement)",
+        "triaudit_provenance": "synthetic",
     }
 
 

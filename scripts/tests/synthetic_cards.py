@@ -247,6 +247,7 @@ def _context(card: str, spec: CardSpec, exe: str) -> dict:
         "health_counters": "ecc_corrected: ok; ecc_uncorrected: ok; pcie_replays: ok; xid_events: ok",
         "triaudit_schema_version": "1",
         "synthetic": "true (test fixture, not a measurement)",
+        "triaudit_provenance": "synthetic",
     }
 
 

@@ -32,6 +32,7 @@ def gpu_context(
         "gpu_index": str(index),
         "siblings_loaded": "true",
         "synthetic": "true (test fixture, not a measurement)",
+        "triaudit_provenance": "synthetic",
     }
 
 

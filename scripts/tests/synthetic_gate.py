@@ -167,6 +167,7 @@ def node_run(
         "host": host,
         "complete": True,
         "synthetic": "true (test fixture, not a measurement)",
+        "triaudit_provenance": "synthetic",
         "gpus": manifest_gpus,
         "node_level": {"executables": node_level},
     }

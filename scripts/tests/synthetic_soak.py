@@ -193,6 +193,7 @@ def context(uuid: str, index: int, name: str = H200, **extra) -> dict:
         "gpu_index": str(index),
         "siblings_loaded": "true",
         "synthetic": "true (test double of triaudit_soak, not a measurement)",
+        "triaudit_provenance": "synthetic",
         **extra,
     }
 

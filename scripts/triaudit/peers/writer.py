@@ -79,6 +79,7 @@ def _context(run: PeerRun, card: str, sha: str, command: str) -> dict:
         "gpu_available": "true",
         "gpu_name": card,
         "executable": f"peer:{run.tool}",
+        "triaudit_provenance": "imported",  # another tool's figures, brought in: never triaudit's measurement
         "peer_tool": run.tool,
         "peer_statistic": run.statistic,
         "peer_source_file": str(run.source),
