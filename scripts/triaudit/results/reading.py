@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from triaudit.core.files import not_a_regular_file
+from triaudit.core.io.tell import notice
 from triaudit.results.columns import file_columns
 from triaudit.results.gbench import LoadError, read_json
 
@@ -55,6 +56,7 @@ def scan_paths(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
                     add(f)
                 elif f.is_symlink():
                     skipped.append(f"{f}: {_why_unreadable(f)}, skipped")
+                    notice(f"warning: {skipped[-1]}")  # on the console too, named
         elif p.is_file():
             add(p)
         elif p.is_symlink():
