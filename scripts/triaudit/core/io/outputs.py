@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from triaudit.core.errors import TriauditError
@@ -43,7 +44,7 @@ def owned(out: Path, owner: str) -> set[str]:
 class OutputFolder:
     """Collects a command's files aside; commit() puts them in place, discard() forgets them."""
 
-    def __init__(self, out: Path, owner: str, flag: str = "--out", inputs: set[Path] = frozenset()):
+    def __init__(self, out: Path, owner: str, flag: str = "--out", inputs: Iterable[Path] = ()):
         self.out, self.owner, self.flag, self.inputs = Path(out), owner, flag, set(inputs)
         if self.out.exists() and not self.out.is_dir():
             raise TriauditError(f"{flag} {self.out}: exists and is not a folder")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 # The roles a path option can have.
 INPUT = "input"  # read only: a regular file or folder, never written
@@ -31,7 +32,7 @@ class PathOption:
     special: tuple[str, ...] = ()  # values that are not paths (`soak --resume` alone: "auto")
     must_exist: bool = True  # False: the command itself says what a missing one means
     # Whether the option is read at all for these arguments (report's --results: only without paths).
-    used: Callable[[object], bool] | None = field(default=None, compare=False)
+    used: Callable[[Any], bool] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
