@@ -109,3 +109,16 @@ def test_an_empty_floors_file_is_said_to_be_empty(tmp_path, capsys):
     assert cli.main(["gate", str(run), "--floors", str(floors)]) == 2
     err = capsys.readouterr().err
     assert f"--floors {floors}: an empty file" in err and "None" not in err
+
+
+def test_a_fifo_as_a_soaks_checkpoint_is_refused_without_opening_it(tmp_path):
+    """`soak --resume FOLDER` reads the checkpoint inside it, which no option names: the layer's
+    read_text refuses a FIFO there too (it hung)."""
+    from triaudit.soak.checkpoint import CHECKPOINT
+
+    soak = tmp_path / "results" / ".incoming" / "soak-x"
+    soak.mkdir(parents=True)
+    os.mkfifo(soak / CHECKPOINT)
+    r = _cli("soak", "--resume", str(soak), "--results", str(tmp_path / "results"), timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert f"{soak / CHECKPOINT}: not a readable checkpoint (a FIFO (named pipe), not a file)" in r.stderr

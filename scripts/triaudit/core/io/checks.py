@@ -205,3 +205,19 @@ def declared_dests(row: Row) -> set[str]:
 
 
 __all__ = ["FILE", "FOLDER", "NonEmpty", "enforce"]
+
+
+class NotARegularFile(ValueError):
+    """A path that is there but is no regular file (a FIFO would block, a device never end)."""
+
+
+def read_text(path: Path) -> str:
+    """A regular file's text; NotARegularFile before opening anything else (FileNotFoundError when
+    it is missing, as open() says). For inputs a command finds itself (a soak's checkpoint in a
+    folder), which no option names for enforce() to check first."""
+    what = what_it_is(path)
+    if what and what != MISSING:
+        raise NotARegularFile(f"{what}, not a file")
+    if Path(path).is_dir():
+        raise NotARegularFile("a folder, not a file")
+    return Path(path).read_text(encoding="utf-8")
