@@ -110,10 +110,14 @@ def _interrupt(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; its TriauditError is said in one line with its exit code, an interrupt
     (SIGINT, or SIGTERM as a batch system sends it) exits 130 without a traceback."""
-    a = build_parser().parse_args(argv)
-    row = rows().get(command_name(a))
+    try:
+        a = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C before the command started (the parser asks git for --version)
+        warn("triaudit: interrupted before anything was read or written")
+        return EXIT_INTERRUPTED
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        row = rows().get(command_name(a))
         with warnings.catch_warnings():  # a library's warning (matplotlib's) is not the user's business
             warnings.simplefilter("ignore")
             if row is not None:
