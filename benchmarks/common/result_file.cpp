@@ -70,6 +70,13 @@ std::string result_file_refusal(const std::string& path, bool force) {
            "); move it away first" + (force ? "" : ", or pass --force to replace it");
   if (exists(path) && !force)
     return path + " exists (an earlier result?): refusing to overwrite it; --force replaces it";
+  // The folder must take a new file now, before any case runs (permission, read-only filesystem):
+  // a file is made there and removed again, so that a run that matches no case leaves nothing.
+  const std::string probe = path + ".partial";
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return "cannot create " + probe + " in " + folder_of(path) + ": " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
   return "";
 }
 
@@ -123,7 +130,7 @@ void DurableJsonReporter::ReportRuns(const std::vector<Run>& reports) {
     write_through(with_case_field(buffer_.str(), case_json(run.run_name.str(), counters)));
     buffer_.str("");
   }
-  if (!reports.empty()) ++cases_;
+  if (!reports.empty() && error_.empty()) ++cases_;  // on disk: a case whose write failed is not counted
 }
 
 void DurableJsonReporter::Finalize() {

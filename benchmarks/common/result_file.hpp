@@ -29,7 +29,7 @@ struct ResultFileRequest {
 std::optional<ResultFileRequest> take_result_file_flags(std::vector<char*>& args);
 
 // "" when `path` may be written, otherwise why not (it exists, its .partial exists, its folder
-// does not, it is a folder). `force`: an existing file may be replaced.
+// does not or cannot be written to, it is a folder). `force`: an existing file may be replaced.
 std::string result_file_refusal(const std::string& path, bool force);
 
 class DurableJsonReporter : public benchmark::JSONReporter {
@@ -43,7 +43,7 @@ class DurableJsonReporter : public benchmark::JSONReporter {
   void ReportRuns(const std::vector<Run>& reports) override;
   void Finalize() override;
 
-  int cases_written() const { return cases_; }
+  int cases_written() const { return cases_; }  // cases whose write succeeded
   // "" while everything was written; otherwise what failed (disk full, ...): the run must fail.
   const std::string& error() const { return error_; }
   bool finished() const { return finished_; }  // renamed into place, whole

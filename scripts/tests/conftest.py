@@ -61,3 +61,19 @@ def real_result_files() -> list[Path]:
         for p in root.rglob("*.json")
         if p.name != "manifest.json" and not any(part.startswith(".") for part in p.relative_to(root).parts)
     )
+
+
+@pytest.fixture
+def unwritable(tmp_path):
+    """A folder nobody may write into, root included (the immutable attribute; skipped where chattr
+    is not permitted)."""
+    d = tmp_path / "locked"
+    d.mkdir()
+    try:
+        locked = subprocess.run(["chattr", "+i", str(d)], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        locked = False
+    if not locked:
+        pytest.skip("chattr +i is not permitted here")
+    yield d
+    subprocess.run(["chattr", "-i", str(d)], check=True)

@@ -70,6 +70,7 @@ def test_an_interrupted_export_leaves_no_part(tmp_path, monkeypatch, capsys):
     out = tmp_path / "export"
     out.mkdir()
     (out / "bigger_is_better.json").write_text("previous\n")
+    (out / ".triaudit-export.json").write_text('{"files": ["bigger_is_better.json"]}')  # an earlier export's
     real_replace = os.replace
 
     def interrupted(src, dst):  # the interrupt arrives as the first whole file is put in place
@@ -80,7 +81,8 @@ def test_an_interrupted_export_leaves_no_part(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(files.os, "replace", real_replace)
     assert "interrupted" in capsys.readouterr().err
     assert (out / "bigger_is_better.json").read_text() == "previous\n"
-    assert sorted(p.name for p in out.iterdir()) == ["bigger_is_better.json"]  # no temporary left
+    assert sorted(p.name for p in out.iterdir()) == [".triaudit-export.json", "bigger_is_better.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "export", "new"]  # no staging left
 
 
 def test_an_interrupted_history_keeps_the_previous_files(tmp_path, monkeypatch, capsys):
@@ -90,7 +92,7 @@ def test_an_interrupted_history_keeps_the_previous_files(tmp_path, monkeypatch, 
     out = tmp_path / "history"
     assert cli.main(["history", *map(str, runs), "--out", str(out)]) in (0, 1)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert set(before) == {"history.png", "history.csv"}
+    assert set(before) == {"history.png", "history.csv", ".triaudit-history.json"}
 
     calls = []
     real = files.atomic_write
@@ -106,7 +108,7 @@ def test_an_interrupted_history_keeps_the_previous_files(tmp_path, monkeypatch, 
     monkeypatch.setattr(C, "atomic_write", second_interrupted)
     assert cli.main(["history", *map(str, runs), "--out", str(out)]) == 130
     after = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert set(after) == {"history.png", "history.csv"}  # nothing half-written beside them
+    assert set(after) == set(before)  # nothing half-written beside them
     assert after["history.csv"] == before["history.csv"]
     capsys.readouterr()
 

@@ -100,6 +100,17 @@ TEST(ResultFile, Refusals) {
   EXPECT_NE(triaudit::result_file_refusal(out, true).find(".partial exists"), std::string::npos);
 }
 
+TEST(ResultFile, AFolderThatCannotBeWrittenIsRefusedBeforeAnythingRuns) {
+  TempDir dir;
+  const std::string out = dir.path + "/stream.json";
+  EXPECT_EQ(triaudit::result_file_refusal(out, false), "");
+  EXPECT_EQ(access((out + ".partial").c_str(), F_OK), -1);  // the probe leaves nothing behind
+  // sysfs takes no new file, root included: the refusal names the file and the reason.
+  if (access("/sys", F_OK) != 0) GTEST_SKIP() << "no /sys here";
+  const std::string refused = triaudit::result_file_refusal("/sys/triaudit_result_file_test.json", false);
+  EXPECT_NE(refused.find("cannot create /sys/triaudit_result_file_test.json.partial"), std::string::npos) << refused;
+}
+
 TEST(ResultFile, TheFlagsAreTakenOutOfArgv) {
   char prog[] = "x", out[] = "--benchmark_out=r.json", fmt[] = "--benchmark_out_format=json",
        filter[] = "--benchmark_filter=a", csv[] = "--benchmark_out_format=csv", empty[] = "--benchmark_out=";

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import warnings
 
 from triaudit.commands import (
     compare,
@@ -33,6 +34,9 @@ from triaudit.commands import (
 )
 from triaudit.commands.console import silence_stdout, warn
 from triaudit.core.errors import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, TriauditError
+from triaudit.core.io import checks
+from triaudit.core.io.errors import os_error
+from triaudit.core.io.rows import Row
 
 # In the order `triaudit --help` lists them.
 COMMANDS = [
@@ -67,7 +71,52 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)
+    table = rows()
+    for name, parsers in command_parsers(p, table).items():  # a declared path refuses an empty value by name
+        declared = checks.declared_dests(table[name])
+        for parser in parsers:
+            for action in parser._actions:
+                if action.dest in declared and not isinstance(action.type, checks.NonEmpty):
+                    action.type = checks.NonEmpty(action.type or str)
     return p
+
+
+def command_parsers(parser: argparse.ArgumentParser, table: dict, prefix: str = "") -> dict[str, list]:
+    """{row name: the command's parser and every parser below it} ("report", "floors derive", and
+    "plan" with its questions, which repeat its options)."""
+    out: dict[str, list] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                full = f"{prefix} {name}".strip()
+                if full in table:
+                    out[full] = _subtree(sub)
+                else:
+                    out.update(command_parsers(sub, table, full))
+    return out
+
+
+def _subtree(parser: argparse.ArgumentParser) -> list:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _subtree(sub)
+    return found
+
+
+def rows() -> dict[str, Row]:
+    """What each command reads and writes (core/io/rows.py), by command name: each module's IO."""
+    out: dict[str, Row] = {}
+    for module in COMMANDS:
+        io = module.IO
+        for row in io.values() if isinstance(io, dict) else [io]:
+            out[row.command] = row
+    return out
+
+
+def command_name(a) -> str:
+    return " ".join(x for x in (a.command, getattr(a, "floors_command", None), getattr(a, "slurm_command", None)) if x)
 
 
 def _interrupt(signum, frame):
@@ -77,10 +126,19 @@ def _interrupt(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     """Runs one command; its TriauditError is said in one line with its exit code, an interrupt
     (SIGINT, or SIGTERM as a batch system sends it) exits 130 without a traceback."""
-    a = build_parser().parse_args(argv)
+    try:
+        a = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C before the command started (the parser asks git for --version)
+        warn("triaudit: interrupted before anything was read or written")
+        return EXIT_INTERRUPTED
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        return a.func(a)
+        row = rows().get(command_name(a))
+        with warnings.catch_warnings():  # a library's warning (matplotlib's) is not the user's business
+            warnings.simplefilter("ignore")
+            if row is not None:
+                checks.enforce(row, a)  # the I/O layer's rules on every path, before anything is read
+            return a.func(a)
     except TriauditError as exc:
         warn(f"triaudit {a.command}: {exc}")
         return exc.exit_code
@@ -90,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # an output not written through console.say: the verdict is not known
         silence_stdout()
         return EXIT_CLOSED_PIPE
+    except OSError as exc:  # a folder that cannot be written, a full disk: the path, exit 2
+        e = os_error(exc)
+        warn(f"triaudit {a.command}: {e}")
+        return e.exit_code
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -8,7 +8,20 @@ from pathlib import Path
 from triaudit.commands.console import say
 from triaudit.commands.statistics import stat_args
 from triaudit.core.errors import TriauditError
-from triaudit.core.files import append_text
+from triaudit.core.io.outputs import append
+from triaudit.core.io.rows import APPEND, INPUT, PathOption, Row
+
+IO = Row(
+    command="compare",
+    paths=(
+        PathOption("baseline", "baseline", INPUT),
+        PathOption("new", "new", INPUT),
+        PathOption("markdown", "--markdown", APPEND),
+    ),
+    writes="stdout; `--markdown FILE` is **appended to**",
+    refuses="an input, or a file inside one, as `--markdown`; a FIFO",
+    codes=(0, 1, 2, 3, 130),
+)
 
 
 def add_parser(sub) -> None:
@@ -43,7 +56,6 @@ def add_parser(sub) -> None:
 
 def run(a) -> int:
     from triaudit.judge import compare as C
-    from triaudit.results.reading import scan_paths
 
     if not 0 <= a.max_untested_change:
         raise TriauditError(f"--max-untested-change {a.max_untested_change}: must be 0 or more (0.10 = 10 %)")
@@ -59,14 +71,8 @@ def run(a) -> int:
         a.allow_algo_change,
     )
     md = C.summary_markdown(result, str(a.baseline), str(a.new))
-    if a.markdown:
-        inputs = {p.resolve() for p in (a.baseline, a.new)} | {f.resolve() for f in scan_paths([a.baseline, a.new])[0]}
-        if a.markdown.resolve() in inputs:
-            raise TriauditError(f"refusing to write over an input: {a.markdown}")
-        try:
-            append_text(a.markdown, md + "\n")  # appended: GitHub's step summary collects every step's
-        except OSError as exc:
-            raise TriauditError(f"--markdown {a.markdown}: cannot be written: {exc.strerror or exc}") from None
+    if a.markdown:  # never an input nor inside one (core/io/checks.py, before anything was read)
+        append(a.markdown, md + "\n")  # appended: GitHub's step summary collects every step's
     code = C.exit_code(result.table)
     say(md)
     return code

@@ -8,7 +8,20 @@ from pathlib import Path
 
 from triaudit.commands.console import say
 from triaudit.core.errors import TriauditError
+from triaudit.core.io.rows import FILE, FOLDER, INPUT, PathOption, Row
 from triaudit.doctor.interconnect import InputError
+
+IO = Row(
+    command="doctor",
+    paths=(
+        PathOption("build_dir", "--build-dir", INPUT, FOLDER),
+        PathOption("topo_file", "--topo-file", INPUT, FILE),
+        PathOption("nccl_log", "--nccl-log", INPUT, FILE),
+    ),
+    writes="stdout only (`--json` for machines)",
+    refuses="a FIFO as `--topo-file` or `--nccl-log`; a `--build-dir` that is missing",
+    codes=(0, 1, 2, 77, 130),
+)
 
 
 def add_parser(sub) -> None:

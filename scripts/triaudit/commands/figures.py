@@ -12,6 +12,15 @@ from pathlib import Path
 from triaudit.commands.console import say
 from triaudit.core import numbers as N
 from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
+from triaudit.core.io.rows import INPUT, PathOption, Row
+
+IO = Row(
+    command="figures",
+    paths=(PathOption("results", "results", INPUT),),
+    writes="stdout only (`--json`: strict JSON)",
+    refuses="a FIFO or a missing path as an input",
+    codes=(0, 2, 3, 130),
+)
 
 
 def _number(v) -> float | None:

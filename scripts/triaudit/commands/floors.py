@@ -8,6 +8,17 @@ from pathlib import Path
 
 from triaudit.commands.console import say
 from triaudit.core.errors import EXIT_NOTHING_JUDGED
+from triaudit.core.io.rows import INPUT, OUTPUT_FILE, PathOption, Row
+
+IO = {
+    "derive": Row(
+        command="floors derive",
+        paths=(PathOption("runs", "runs", INPUT), PathOption("out", "--out", OUTPUT_FILE)),
+        writes="`--out` written whole",
+        refuses="an input, or a file inside one; an existing `--out` unless `--force`",
+        codes=(0, 2, 3, 130),
+    )
+}
 
 
 def add_parser(sub) -> None:
@@ -30,14 +41,10 @@ def add_parser(sub) -> None:
 
 
 def run_derive(a) -> int:
-    from triaudit.core.files import atomic_write
+    from triaudit.core.io.outputs import replace_file
     from triaudit.judge import derive as D
     from triaudit.judge.gate_checks import fmt
-    from triaudit.results.reading import expand_paths
 
-    inputs = {p.resolve() for p in a.runs} | {f.resolve() for f in expand_paths(a.runs)}
-    if a.out.resolve() in inputs:
-        raise D.DeriveError(f"--out {a.out} is one of the runs given: refusing to write over an input")
     D.check_out(a.out, a.force)
     skus, notes = D.derive(a.runs)
     if not skus:
@@ -49,7 +56,7 @@ def run_derive(a) -> int:
     date = D.today_utc()
     text = D.to_toml(skus, fleet, date, D.measured_span(a.runs))
     try:
-        atomic_write(a.out, text)
+        replace_file(a.out, text)
     except OSError as exc:
         raise D.DeriveError(f"--out {a.out}: cannot be written: {exc.strerror or exc}") from None
     lines = [f"## Floors derived into {a.out}", ""]

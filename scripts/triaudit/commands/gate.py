@@ -8,6 +8,22 @@ from pathlib import Path
 
 from triaudit.commands.console import say, warn
 from triaudit.core.errors import TriauditError
+from triaudit.core.io.rows import APPEND, FILE, INPUT, OUTPUT_FILE, PathOption, Row
+
+IO = Row(
+    command="gate",
+    paths=(
+        PathOption("runs", "runs", INPUT),
+        PathOption("floors", "--floors", INPUT, FILE, nonempty=True),
+        PathOption("junit", "--junit", OUTPUT_FILE),
+        PathOption("prom", "--prom", OUTPUT_FILE),
+        PathOption("markdown", "--markdown", APPEND),
+    ),
+    writes="stdout; `--junit`, `--prom` replaced whole; `--markdown` appended to",
+    refuses="an input, or a file inside one; a `--junit`/`--prom` file gate did not write; a FIFO or an empty "
+    "file as `--floors`",
+    codes=(0, 1, 2, 3, 130),
+)
 
 
 def add_parser(sub) -> None:
@@ -54,21 +70,12 @@ def add_parser(sub) -> None:
     g.set_defaults(func=run)
 
 
-def _check_output(path: Path | None, flag: str, inputs: set[Path], ours) -> None:
-    """An output may replace only a file this command wrote before (never an input, never a file
-    of someone else's), in a folder that exists."""
+def _check_output(path: Path | None, flag: str, ours) -> None:
+    """An output may replace only a file this command wrote before, never a file of someone else's
+    (that it is a file, not an input nor inside one, in a folder that exists: core/io/checks.py)."""
     if path is None:
         return
-    from triaudit.core.files import not_a_regular_file
-
-    if path.resolve() in inputs:
-        raise TriauditError(f"{flag} {path}: refusing to write over an input")
-    if not path.parent.is_dir():
-        raise TriauditError(f"{flag} {path}: no such folder {path.parent}")
     if path.exists():
-        what = not_a_regular_file(path) or ("a folder" if path.is_dir() else "")
-        if what:
-            raise TriauditError(f"{flag} {path} is {what}, not a file")
         try:
             head = path.read_text(encoding="utf-8", errors="replace")[:4096]
         except OSError as exc:
@@ -78,22 +85,15 @@ def _check_output(path: Path | None, flag: str, inputs: set[Path], ours) -> None
 
 
 def run(a) -> int:
-    from triaudit.core.files import append_text, atomic_write
+    from triaudit.core.io.outputs import append, replace_file
     from triaudit.judge import gate as G
     from triaudit.judge.gate_junit import junit_xml
     from triaudit.judge.gate_junit import written_by_gate as junit_ours
     from triaudit.judge.gate_prom import prom_text
     from triaudit.judge.gate_prom import written_by_gate as prom_ours
-    from triaudit.results.reading import expand_paths
 
-    inputs = {p.resolve() for p in a.runs} | {f.resolve() for f in expand_paths(a.runs)}
-    inputs |= {p.resolve() for p in a.floors}
-    _check_output(a.junit, "--junit", inputs, junit_ours)
-    _check_output(a.prom, "--prom", inputs, prom_ours)
-    if a.markdown and a.markdown.resolve() in inputs:
-        raise TriauditError(f"refusing to write over an input: {a.markdown}")
-    if a.prom and a.junit and a.prom.resolve() == a.junit.resolve():
-        raise TriauditError("--junit and --prom name the same file")
+    _check_output(a.junit, "--junit", junit_ours)
+    _check_output(a.prom, "--prom", prom_ours)
     result = G.gate(a.runs, a.floors, a.host)
     if a.slurm_node and len(result.nodes) > 1:
         raise TriauditError(f"--slurm-node names one node; these results hold {len(result.nodes)} hosts")
@@ -102,15 +102,12 @@ def run(a) -> int:
     codes = {n.host: {"FAIL": 1, "NOT TESTED": 3}.get(result.node_status(n.host), 0) for n in result.nodes}
     if a.host and not result.nodes:
         codes = {a.host: code}  # the host asked for has no run: its series says so (3), not nothing
-    try:
-        if a.junit:
-            atomic_write(a.junit, junit_xml(result.verdicts, {n.host: n.run.name for n in result.nodes}))
-        if a.prom:
-            atomic_write(a.prom, prom_text(result.verdicts, codes))
-        if a.markdown:
-            append_text(a.markdown, md + "\n")
-    except OSError as exc:
-        raise TriauditError(f"cannot write an output: {exc.strerror or exc}: {exc.filename or ''}") from None
+    if a.junit:  # an OSError (permission, space) is exit 2 naming the file (commands/__init__.py)
+        replace_file(a.junit, junit_xml(result.verdicts, {n.host: n.run.name for n in result.nodes}))
+    if a.prom:
+        replace_file(a.prom, prom_text(result.verdicts, codes))
+    if a.markdown:
+        append(a.markdown, md + "\n")
     say(md)
     if a.slurm_drain:
         from triaudit.fleet.drain import apply

@@ -8,6 +8,17 @@ from pathlib import Path
 from triaudit.commands.console import say
 from triaudit.commands.statistics import stat_args
 from triaudit.core import argtypes
+from triaudit.core.io.rows import INPUT, OUTPUT_FOLDER, PathOption, Row
+
+IO = Row(
+    command="history",
+    paths=(PathOption("runs", "runs", INPUT), PathOption("out", "--out", OUTPUT_FOLDER)),
+    writes="`--out/history.png`, `history.csv`, put in place together; `.triaudit-history.json` lists them",
+    refuses="an input, a run folder, or a folder inside or above one as `--out`; a file of those names that "
+    "history did not write",
+    codes=(0, 1, 2, 3, 130),
+    files=("history.png", "history.csv"),
+)
 
 
 def add_parser(sub) -> None:
@@ -22,10 +33,18 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
+    from triaudit.core.io.outputs import OutputFolder
     from triaudit.judge import compare as C
     from triaudit.results.case_info import SYNTHETIC, SYNTHETIC_BANNER
 
-    written, table = C.history(a.runs, a.out, a.cases, a.alpha, a.min_effect, a.min_repetitions)
+    folder = OutputFolder(a.out, "history")  # built aside, put in place whole (core/io/outputs.py)
+    try:
+        folder.check(list(IO.files))  # a user's history.csv is refused before anything is computed
+        _, table = C.history(a.runs, folder.staging, a.cases, a.alpha, a.min_effect, a.min_repetitions)
+        written = folder.adopt()
+        folder.commit()
+    finally:
+        folder.discard()
     synthetic = sorted(set(table.loc[table["provenance"] == SYNTHETIC, "run"]))
     if synthetic:
         say(f"{SYNTHETIC_BANNER} (synthetic runs: {', '.join(synthetic)})")

@@ -6,6 +6,16 @@ import sys
 from pathlib import Path
 
 from triaudit.commands.console import say
+from triaudit.core.io.rows import FILE, INPUT, RESULTS, PathOption, Row
+
+IO = Row(
+    command="import",
+    paths=(PathOption("files", "files", INPUT, FILE), PathOption("results", "--results", RESULTS)),
+    writes="a new `results/<card>/<stamp>-import-<tool>/`",
+    refuses="a malformed output (file, line, what was expected); a `--card` that contradicts the output, unless "
+    "`--force`; a FIFO; an empty `--results`",
+    codes=(0, 1, 2, 130),
+)
 
 
 def add_parser(sub) -> None:

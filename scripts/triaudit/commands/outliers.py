@@ -6,24 +6,25 @@ from __future__ import annotations
 from pathlib import Path
 
 from triaudit.commands.console import say
-from triaudit.core.errors import TriauditError
-from triaudit.core.files import append_text
+from triaudit.core.io.outputs import append
+from triaudit.core.io.rows import APPEND, INPUT, PathOption, Row
+
+IO = Row(
+    command="outliers",
+    paths=(PathOption("results", "results", INPUT), PathOption("markdown", "--markdown", APPEND)),
+    writes="stdout; `--markdown FILE` is appended to",
+    refuses="an input, or a file inside one, as `--markdown`",
+    codes=(0, 1, 2, 3, 130),
+)
 
 
 def run(a) -> int:
     from triaudit.judge import outliers as O
-    from triaudit.results.reading import expand_paths
 
     j = O.find_outliers(a.results, a.threshold, a.cases)
     md = O.summary_markdown(j)
-    if a.markdown:
-        inputs = {p.resolve() for p in expand_paths(a.results)}
-        if a.markdown.resolve() in inputs:
-            raise TriauditError(f"refusing to write over an input: {a.markdown}")
-        try:
-            append_text(a.markdown, md + "\n")  # appended: GitHub's step summary collects every step's
-        except OSError as exc:
-            raise TriauditError(f"--markdown {a.markdown}: cannot be written: {exc.strerror or exc}") from None
+    if a.markdown:  # never an input nor inside one (core/io/checks.py, before anything was read)
+        append(a.markdown, md + "\n")  # appended: GitHub's step summary collects every step's
     say(md)
     return O.exit_code(j)
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
 from pathlib import Path
 
 from triaudit.core import argtypes
+from triaudit.core.errors import TriauditError
+from triaudit.core.io.rows import INPUT, PathOption, Row
 from triaudit.core.specs import CARDS
 from triaudit.plan import collective
 from triaudit.plan import cost as plan_cost
@@ -18,6 +22,14 @@ from triaudit.results.gbench import LoadError
 
 _number = argtypes.positive
 _count = argtypes.count
+
+IO = Row(
+    command="plan",
+    paths=(PathOption("run", "--run", INPUT),),
+    writes="stdout only (`--json`: strict JSON)",
+    refuses="a figure too large to compute (an overflow is refused, never printed as inf)",
+    codes=(0, 2, 130),
+)
 
 
 def add_parser(sub) -> None:
@@ -120,5 +132,29 @@ def run(a) -> int:
     except (P.PlanError, LoadError) as e:
         print(f"triaudit plan: {e}", file=sys.stderr)
         return 2
-    print(json.dumps(ans, indent=2) if q.json else render(ans))
+    too_large = _not_finite(ans)
+    if too_large:  # an overflow is no answer: never "inf GB", never Infinity in JSON
+        raise TriauditError(
+            f"a figure of the answer is too large to compute ({too_large}): check the sizes given (e.g. --params)"
+        )
+    print(json.dumps(ans, indent=2, allow_nan=False) if q.json else render(ans))
     return 0
+
+
+def _not_finite(value, where: str = "") -> str:
+    """Where the answer holds an infinite or NaN number ("" when nowhere): the JSON key path, or the
+    text that says "inf"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where or "a figure"
+    if isinstance(value, str) and re.search(r"\b(inf|nan)\b", value):
+        return f"{where}: {value!r}" if where else repr(value)
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, (list, tuple)) else ()
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], str):
+        where = value[0]  # a row of the answer: its label names it
+    for k, v in items:
+        found = _not_finite(
+            v, where if isinstance(value, (list, tuple)) and where else f"{where}.{k}" if where else str(k)
+        )
+        if found:
+            return found
+    return ""

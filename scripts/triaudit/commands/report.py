@@ -8,6 +8,22 @@ from pathlib import Path
 from triaudit.commands.console import say
 from triaudit.core import argtypes
 from triaudit.core.errors import TriauditError
+from triaudit.core.io.rows import FILE, INPUT, OUTPUT_FOLDER, PathOption, Row
+
+IO = Row(
+    command="report",
+    paths=(
+        PathOption("paths", "paths", INPUT),
+        PathOption("results", "--results", INPUT, used=lambda a: not a.paths),
+        PathOption("prices", "--prices", INPUT, FILE, nonempty=True),
+        PathOption("out", "--out", OUTPUT_FOLDER),
+    ),
+    writes="the `--out` folder, built aside and put in place whole; `.triaudit-report.json` in it lists what it wrote",
+    refuses="an input, a run folder, or a folder inside or above one as `--out`; a file in `--out` that no report "
+    "wrote (only listed files of the last report are removed); a FIFO as `--prices`",
+    codes=(0, 2, 130),
+    files=("report.md", "report.html", "summary.md"),
+)
 
 
 def add_parser(sub) -> None:

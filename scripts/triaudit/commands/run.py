@@ -9,7 +9,18 @@ from pathlib import Path
 
 from triaudit.commands.console import say
 from triaudit.core.errors import TriauditError
+from triaudit.core.io.rows import FOLDER, INPUT, RESULTS, PathOption, Row
 from triaudit.runner import profiles
+
+IO = Row(
+    command="run",
+    paths=(PathOption("build_dir", "--build-dir", INPUT, FOLDER), PathOption("results", "--results", RESULTS)),
+    writes="a new `results/<card>/<UTC stamp>-<host>/` (JSON + log per executable, `manifest.json`); an executable "
+    "killed or hung keeps its finished cases; a run with no GPU result stays in `results/.incoming/`",
+    refuses="an earlier run (a new folder name every time); a `--results` that is a file; `--benchmark_out`/"
+    "`--force` after `--`; `--benchmark_repetitions` below 1 after `--`",
+    codes=(0, 1, 2, 77, 130),
+)
 
 
 def add_parser(sub) -> None:
@@ -82,6 +93,7 @@ def run(a) -> int:
     )
     if bad:
         raise TriauditError(bad)
+    _check_repetitions(a.extra)
     if a.dry_run:
         if a.gpu_count < 1:
             raise TriauditError(f"--gpu-count {a.gpu_count}: at least 1")
@@ -114,6 +126,20 @@ def run(a) -> int:
         raise TriauditError(out.message)
     say(out.message)
     return out.exit_code
+
+
+def _check_repetitions(extra: list[str] | None) -> None:
+    """`--benchmark_repetitions` below 1 is bad input (the executables exit 2 on it): refused here,
+    before a run folder is made, instead of a run whose every executable failed (exit 1)."""
+    for arg in extra or []:
+        if arg.startswith("--benchmark_repetitions="):
+            value = arg.split("=", 1)[1]
+            try:
+                ok = int(value) >= 1
+            except ValueError:
+                ok = False
+            if not ok:
+                raise TriauditError(f"{arg}: --benchmark_repetitions must be a whole number of 1 or more")
 
 
 def _all_gpus(a, build_dir: Path, only: list[str] | None) -> int:

@@ -9,8 +9,27 @@ import sys
 from pathlib import Path
 
 from triaudit.commands.console import say
+from triaudit.core import argtypes
 from triaudit.core.errors import TriauditError
+from triaudit.core.io.rows import RESULTS, PathOption, Row
 from triaudit.runner.profiles import PROFILES
+
+IO = {
+    "submit": Row(
+        command="slurm submit",
+        paths=(PathOption("results", "--results", RESULTS),),  # --build-dir: submit checks it, naming why
+        writes="the job script into `--results`; the job writes `job-<id>/` there",
+        refuses="a `--results` that is a file; a missing `--build-dir`",
+        codes=(0, 2, 130),
+    ),
+    "collect": Row(
+        command="slurm collect",
+        paths=(PathOption("results", "--results", RESULTS),),
+        writes="`job-<id>/report/`, or `report-2`, `report-3` … when one exists",
+        refuses="an earlier report (a new folder each time); a negative or non-finite `--wait-s`",
+        codes=(0, 1, 2, 3, 77, 130),
+    ),
+}
 
 
 def cmd_submit(a) -> int:
@@ -70,5 +89,10 @@ def add_parser(sub) -> None:
     )
     c.add_argument("job_id")
     c.add_argument("--results", type=Path, default=Path("results/fleet"))
-    c.add_argument("--wait-s", type=float, default=None, help="wait at most this long (default: until the job ends)")
+    c.add_argument(
+        "--wait-s",
+        type=argtypes.non_negative,
+        default=None,
+        help="wait at most this long (default: until the job ends)",
+    )
     c.set_defaults(func=cmd_collect)

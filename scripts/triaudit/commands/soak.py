@@ -14,7 +14,21 @@ from triaudit.commands.console import say, warn
 from triaudit.core.argtypes import positive
 from triaudit.core.duration import duration_arg, format_duration
 from triaudit.core.errors import EXIT_FOUND, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, TriauditError
+from triaudit.core.io.rows import ANY, FOLDER, INPUT, RESULTS, PathOption, Row
 from triaudit.soak.plan import DEFAULT_DRIFT_PCT, DEFAULT_WINDOW_S
+
+IO = Row(
+    command="soak",
+    paths=(
+        PathOption("results", "--results", RESULTS),
+        PathOption("build_dir", "--build-dir", INPUT, FOLDER),
+        PathOption("resume", "--resume", INPUT, ANY, special=("auto",), must_exist=False),
+    ),
+    writes="a new `results/<card>/<UTC stamp>-<host>-soak/` (a result file and hash log per GPU, `manifest.json` "
+    "with the events); while it runs, `results/.incoming/soak-*` with its checkpoint",
+    refuses="an earlier run or soak; a finished soak given to `--resume`; a FIFO as `--resume`",
+    codes=(0, 1, 2, 77, 130),
+)
 
 
 def add_parser(sub) -> None:

@@ -26,3 +26,27 @@ class TriauditError(ValueError):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+
+# README's exit-code table, as data: docs_gen.py writes it into README, tests/test_io_table.py holds
+# each command's codes to it.
+EXIT_CODES = (
+    (EXIT_OK, "nothing wrong: every case ran (some may be skipped, each with its reason), no regression, no outlier"),
+    (
+        EXIT_FOUND,
+        "something found: a case failed (a CUDA error or a failed verification), a regression, an outlier, a peer "
+        "output's error entry, a doctor problem, a gate check failed, a soak's SDC, uncorrected error, XID or drift",
+    ),
+    (
+        EXIT_USAGE,
+        "bad input: an option, a file, a folder, an output the command refuses to write, a folder it may not write "
+        "into, a full disk; the message names it",
+    ),
+    (
+        EXIT_NOTHING_JUDGED,
+        "nothing could be judged: no case in common, too few repetitions or GPUs; a gate check NOT TESTED",
+    ),
+    (EXIT_NO_DEVICE, 'no usable CUDA device (CTest\'s "skipped"); nothing was measured'),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C, SIGTERM): what was written is whole, the rest not written"),
+    (EXIT_CLOSED_PIPE, "the reader of the output went away before the verdict was known"),
+)

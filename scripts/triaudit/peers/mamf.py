@@ -104,15 +104,13 @@ def read(path: Path, text: str) -> PeerRun:
         elif s.startswith("geomean:"):
             run.context["geomean"] = s.split(":", 1)[1].strip()
     if dtype is None:
+        # Built only when there is a summary: its line number is where (None: not a mamf-finder log).
         where = (
             f": the log has its summary (line {summary_at + 1}) but not the header, and the case names need the dtype"
+            if summary_at is not None
+            else " (is this a mamf-finder log?)"
         )
-        raise refuse(
-            path,
-            None,
-            "mamf-finder's header line '** Dtype: ...'"
-            + (where if summary_at is not None else " (is this a mamf-finder log?)"),
-        )
+        raise refuse(path, None, "mamf-finder's header line '** Dtype: ...'" + where)
     if dtype not in DTYPES:
         raise refuse(path, None, f"a known dtype ({', '.join(DTYPES)})", dtype)
     if summary_at is None:

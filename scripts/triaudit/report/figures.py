@@ -124,14 +124,29 @@ class Renderer:
         if workers > 0:
             try:
                 import multiprocessing
+                from multiprocessing import forkserver
+
+                from triaudit.core.io import interrupts
+                from triaudit.core.io.interrupts import ignore_in_worker
 
                 # forkserver: workers fork from a clean server process, not from this one (which
                 # holds the table and threads of its own); they import matplotlib once, there.
+                # worker_start first: the server and every worker ignore Ctrl-C from their start,
+                # so only this process handles it (core/io/interrupts.py).
                 ctx = multiprocessing.get_context("forkserver")
                 ctx.set_forkserver_preload(
-                    ["triaudit.report.figures", "triaudit.report.axes", "triaudit.report.section"]
+                    [
+                        "triaudit.core.io.worker_start",
+                        "triaudit.report.figures",
+                        "triaudit.report.axes",
+                        "triaudit.report.section",
+                    ]
                 )
-                self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+                # The server started now with Ctrl-C held back: it and the workers it forks inherit
+                # the block (never a KeyboardInterrupt while they import), then ignore SIGINT.
+                with interrupts.blocked():
+                    forkserver.ensure_running()
+                self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=ignore_in_worker)
             except (OSError, ValueError, ImportError):
                 self._pool = None
         self._pending: list[tuple[str, object, Future | None]] = []
@@ -159,16 +174,27 @@ class Renderer:
                 out[stem] = _draw_or_say(fig)
         return out
 
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+    def close(self, interrupted: bool = False) -> None:
+        """Stops the pool. After an interrupt its workers (which ignore SIGINT) are ended at once
+        and waited for, so none is left writing to a pipe this process has closed."""
+        if self._pool is None:
+            return
+        pool, self._pool = self._pool, None
+        if not interrupted:
+            pool.shutdown(wait=False, cancel_futures=True)
+            return
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for w in workers:
+            w.terminate()
+        for w in workers:
+            w.join(timeout=10)
 
     def __enter__(self) -> Renderer:
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, *exc) -> None:
+        self.close(interrupted=kind is not None and issubclass(kind, KeyboardInterrupt))
 
 
 def png(fig) -> bytes:

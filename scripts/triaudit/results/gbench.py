@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from triaudit.core.errors import TriauditError
+from triaudit.core.io.tell import notice
 from triaudit.results.counters import JUDGED_NAMES, is_energy
 
 try:  # optional: only speed depends on it
@@ -342,19 +343,38 @@ def read_json(path: Path) -> Any:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            recovered = recover_truncated(text)
+            recovered = recover_truncated(text) if cut_tail(text, exc) else None
             if recovered is None:
+                cut = " (cut off)" if cut_tail(text, exc) else ""
                 raise LoadError(
-                    f"{path}: not valid JSON (truncated?): {exc.msg} at line {exc.lineno} column {exc.colno}"
+                    f"{path}: not valid JSON{cut}: {exc.msg} at line {exc.lineno} column {exc.colno}"
                 ) from exc
             data, kept = recovered
             data["context"][TRUNCATED_KEY] = (
                 f"the file ends before its last entry closes (its writer was stopped?): {kept} whole "
                 f"benchmark entr{'y' if kept == 1 else 'ies'} read, the rest lost"
             )
+            notice(f"warning: {path}: {data['context'][TRUNCATED_KEY]}")  # on the console too
         except RecursionError as exc:
             raise LoadError(f"{path}: JSON nested too deeply") from exc
     return data
+
+
+# What a JSON text cut off in the middle of a token can end in, from where the parser stopped:
+# part of a literal, of a number, or nothing (the text ended where a value or delimiter was due).
+_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+_PART_OF_A_NUMBER = re.compile(r"-?\d*(\.\d*)?([eE][-+]?\d*)?")
+
+
+def cut_tail(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether the parser stopped only because the text ended: a truncated file (its writer was
+    stopped), not a broken one. A syntax error anywhere before the end is not a truncation."""
+    if exc.msg.startswith("Unterminated string"):
+        return "\n" not in text[exc.pos :]  # the string runs to the end (a JSON string holds no newline)
+    rest = text[exc.pos :].rstrip()
+    return (
+        rest == "" or any(lit.startswith(rest) for lit in _LITERALS) or (_PART_OF_A_NUMBER.fullmatch(rest) is not None)
+    )
 
 
 # Context keys that say a file is not what its executable would have written had it finished:

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from triaudit.core.files import not_a_regular_file
+from triaudit.core.io import interrupts
+from triaudit.core.io.tell import notice
 from triaudit.results.columns import file_columns
 from triaudit.results.gbench import LoadError, read_json
 
@@ -55,6 +57,7 @@ def scan_paths(paths: Iterable[str | Path]) -> tuple[list[Path], list[str]]:
                     add(f)
                 elif f.is_symlink():
                     skipped.append(f"{f}: {_why_unreadable(f)}, skipped")
+                    notice(f"warning: {skipped[-1]}")  # on the console too, named
         elif p.is_file():
             add(p)
         elif p.is_symlink():
@@ -97,10 +100,14 @@ class Reading:
             return
         from concurrent.futures import ProcessPoolExecutor
 
-        self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-        # Every file is handed out now, in small chunks: the first come back at once, and no core
-        # idles at the end.
-        self._results = self._pool.map(_load_one, files, chunksize=max(1, min(4, len(files) // (4 * workers))))
+        # Forked with Ctrl-C held back, and ignoring it from their first instruction: only this
+        # process handles an interrupt (core/io/interrupts.py). Every file is handed out now, in
+        # small chunks: the first come back at once, and no core idles at the end.
+        with interrupts.blocked():
+            self._pool = ProcessPoolExecutor(
+                workers, mp_context=multiprocessing.get_context("fork"), initializer=interrupts.ignore_in_worker
+            )
+            self._results = self._pool.map(_load_one, files, chunksize=max(1, min(4, len(files) // (4 * workers))))
 
     @classmethod
     def start(cls, paths: Iterable[str | Path]) -> Reading:

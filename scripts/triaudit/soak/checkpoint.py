@@ -21,6 +21,7 @@ from pathlib import Path
 
 from triaudit.core.errors import TriauditError
 from triaudit.core.files import atomic_write
+from triaudit.core.io.checks import read_text
 from triaudit.core.names import slug
 from triaudit.soak.hashlog import read_hash_log
 from triaudit.soak.plan import SoakGpu
@@ -73,7 +74,7 @@ class Checkpoint:
         if path.is_dir():
             path = path / CHECKPOINT
         try:
-            d = json.loads(path.read_text(encoding="utf-8"))
+            d = json.loads(read_text(path))  # a FIFO there is refused, never opened (core/io)
         except FileNotFoundError:
             raise CheckpointError(f"{path}: no such checkpoint (give a soak's folder or its {CHECKPOINT})") from None
         except (OSError, ValueError) as e:
