@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "allreduce/allreduce_pattern.hpp"
+#include "collectives/pattern.hpp"
 #include "allreduce_math.hpp"
 #include "nccl_choice.hpp"
 

@@ -1,7 +1,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "allreduce_pattern.hpp"
+#include "pattern.hpp"
 #include "pattern.cuh"
 
 namespace triaudit::kernels {

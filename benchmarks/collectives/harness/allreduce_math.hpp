@@ -1,6 +1,6 @@
 // The allreduce corner's arithmetic and bootstrap logic as plain host code (unit-tested):
 // nccl-tests' bandwidth definitions, the size sweep, rank -> device, and detecting a launch by
-// mpirun/srun. The exactly-summable inputs are in kernels/allreduce/allreduce_pattern.hpp.
+// mpirun/srun. The exactly-summable inputs are in kernels/collectives/pattern.hpp.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "allreduce/pattern.cuh"
+#include "collectives/pattern.cuh"
 #include "suite.hpp"
 
 namespace triaudit {
