@@ -1,8 +1,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "pattern.hpp"
 #include "pattern.cuh"
+#include "pattern.hpp"
 
 namespace triaudit::kernels {
 namespace {
@@ -25,18 +25,19 @@ __device__ float as_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 __device__ float as_float(__half v) { return __half2float(v); }
 
 template <typename T>
-__global__ void fill_kernel(T* p, std::size_t n, int rank, int ranks) {
+__global__ void fill_kernel(T* p, std::size_t n, int rank, OutputLayout layout) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    p[i] = from_int<T>(allreduce_value(rank, i, ranks));
+    p[i] = from_int<T>(input_value(layout, rank, i));
 }
 
+// Equality, not a tolerance: every expected value is an integer each type holds exactly.
 template <typename T>
-__global__ void check_kernel(const T* p, std::size_t n, int ranks, unsigned long long* wrong) {
+__global__ void check_kernel(const T* p, std::size_t n, int rank, OutputLayout layout, unsigned long long* wrong) {
   unsigned long long local = 0;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    local += as_float(p[i]) != static_cast<float>(allreduce_sum(i, ranks));
+    local += as_float(p[i]) != static_cast<float>(expected_value(layout, rank, i));
   if (local) atomicAdd(wrong, local);
 }
 
@@ -46,31 +47,32 @@ unsigned blocks(std::size_t n) {
 }
 }  // namespace
 
-void fill_allreduce_input(void* p, ReduceType t, std::size_t n, int rank, int ranks, cudaStream_t s) {
+void fill_collective_input(void* p, ElementType t, std::size_t n, int rank, const OutputLayout& layout,
+                           cudaStream_t s) {
   switch (t) {
-    case ReduceType::FP32:
-      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<float*>(p), n, rank, ranks);
+    case ElementType::FP32:
+      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<float*>(p), n, rank, layout);
       break;
-    case ReduceType::BF16:
-      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, rank, ranks);
+    case ElementType::BF16:
+      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__nv_bfloat16*>(p), n, rank, layout);
       break;
-    case ReduceType::FP16:
-      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__half*>(p), n, rank, ranks);
+    case ElementType::FP16:
+      fill_kernel<<<blocks(n), 256, 0, s>>>(static_cast<__half*>(p), n, rank, layout);
       break;
   }
 }
 
-void count_allreduce_wrong(const void* p, ReduceType t, std::size_t n, int ranks, unsigned long long* wrong,
-                           cudaStream_t s) {
+void count_collective_wrong(const void* p, ElementType t, std::size_t n, int rank, const OutputLayout& layout,
+                            unsigned long long* wrong, cudaStream_t s) {
   switch (t) {
-    case ReduceType::FP32:
-      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const float*>(p), n, ranks, wrong);
+    case ElementType::FP32:
+      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const float*>(p), n, rank, layout, wrong);
       break;
-    case ReduceType::BF16:
-      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __nv_bfloat16*>(p), n, ranks, wrong);
+    case ElementType::BF16:
+      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __nv_bfloat16*>(p), n, rank, layout, wrong);
       break;
-    case ReduceType::FP16:
-      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __half*>(p), n, ranks, wrong);
+    case ElementType::FP16:
+      check_kernel<<<blocks(n), 256, 0, s>>>(static_cast<const __half*>(p), n, rank, layout, wrong);
       break;
   }
 }

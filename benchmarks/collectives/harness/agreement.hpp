@@ -1,6 +1,6 @@
 // Keeping every rank of an MPI job in step through a case that fails on some of them.
 //
-// An allreduce case is a sequence of MPI collectives (the per-region time, the error count). If
+// A collective's case is a sequence of MPI collectives (the per-region time, the error count). If
 // one rank leaves the sequence early with an exception, the others wait in a collective it never
 // joins, or pair it with a different one: a hang or undefined behaviour. So under MPI a case runs
 // in phases (step), each local failure is captured instead of thrown, and ranks meet at points

@@ -1,4 +1,4 @@
-// triaudit_allreduce_mpi: one rank per process and GPU, under mpirun or srun. Bootstraps MPI,
+// triaudit_<collective>_mpi: one rank per process and GPU, under mpirun or srun. Bootstraps MPI,
 // maps ranks onto GPUs (refusing two ranks on one GPU), shares NCCL's unique ids, then runs the
 // suite on every rank with rank 0 reporting.
 #include <mpi.h>
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "allreduce_cases.hpp"
-#include "allreduce_math.hpp"
+#include "catalogue.hpp"
+#include "collective_math.hpp"
 #include "nccl_choice.hpp"
 #include "world.hpp"
 
@@ -32,13 +32,14 @@ int main(int argc, char** argv) {
   using namespace triaudit;
   // The command line first, before MPI or CUDA: --help, a bad flag or a stray word get their
   // answer (exit 0 / 2) on any machine, as every other executable gives it.
-  SuiteSpec spec = base_spec("triaudit_allreduce_mpi");
+  SuiteSpec spec = base_spec();
+  const std::string exe = spec.executable;
   if (const auto rc = check_command_line(argc, argv, spec, {"--dry-run"})) return *rc;
   // Every rank must run the cases in the same order: Google Benchmark seeds its shuffle per process.
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--benchmark_enable_random_interleaving", 38) == 0 &&
         std::strcmp(argv[i], "--benchmark_enable_random_interleaving=false") != 0) {
-      std::cerr << "triaudit_allreduce_mpi: bad command line: " << argv[i]
+      std::cerr << exe << ": bad command line: " << argv[i]
                 << " would run the cases in a different order on every rank (each process shuffles on its own)\n";
       return kExitBadCommandLine;
     }
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
   if (worst != 0) {
     if (rank == 0) {
       for (int r = 0; r < size; ++r) std::fprintf(stderr, "%s\n", &all[static_cast<std::size_t>(r) * sizeof line]);
-      std::fprintf(stderr, "triaudit_allreduce_mpi: not every rank has a GPU and a unique id: nothing measured\n");
+      std::fprintf(stderr, "%s: not every rank has a GPU and a unique id: nothing measured\n", exe.c_str());
     }
     MPI_Finalize();
     return worst == 1 ? kExitNoDevice : worst == 2 ? kExitBadCommandLine : 1;
@@ -130,11 +131,10 @@ int main(int argc, char** argv) {
   spec.quiet = rank != 0;
   const WorldInfo info{size, nodes, local_size, true};
   spec.before_run = [&] {
-    set_nccl_choices({},
-                     "NCCL's choice not recorded under MPI (run triaudit_allreduce on one node, or read "
-                     "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING output)");
-    AllreduceWorld::create_mpi_rank(ids, rank, info, device);
-    for (const auto& [k, v] : AllreduceWorld::get().context()) benchmark::AddCustomContext(k, v);
+    set_nccl_choices({}, "NCCL's choice not recorded under MPI (run triaudit_" + the_collective().name +
+                             " on one node, or read NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING output)");
+    CollectiveWorld::create_mpi_rank(ids, rank, info, device);
+    for (const auto& [k, v] : CollectiveWorld::get().context(the_collective().name)) benchmark::AddCustomContext(k, v);
   };
   const int rc = suite_main(n_args, args.data(), spec);
   int worst_rc = rc;

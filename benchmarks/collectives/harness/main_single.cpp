@@ -1,4 +1,4 @@
-// triaudit_allreduce: one process, every visible GPU (one NCCL communicator per GPU). Also the
+// triaudit_<collective>: one process, every visible GPU (one NCCL communicator per GPU). Also the
 // NCCL choice probe's child when started with --nccl-choice-probe=FILE.
 #include <cstdio>
 #include <cstdlib>
@@ -8,19 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "allreduce_cases.hpp"
-#include "allreduce_math.hpp"
+#include "catalogue.hpp"
+#include "collective_math.hpp"
 #include "nccl_probe.hpp"
 #include "world.hpp"
 
 int main(int argc, char** argv) {
   using namespace triaudit;
-  const std::string trap = single_process_trap([](const char* k) { return std::getenv(k); });
+  const std::string exe = executable_name();
+  const std::string trap = single_process_trap([](const char* k) { return std::getenv(k); }, exe);
   if (!trap.empty()) {
-    std::cerr << "triaudit_allreduce: refusing to run: " << trap << "\n";
+    std::cerr << exe << ": refusing to run: " << trap << "\n";
     return kExitBadCommandLine;
   }
-  SuiteSpec spec = base_spec("triaudit_allreduce");
+  SuiteSpec spec = base_spec();
   // The probe child: parse the same flags, build the catalogue, report NCCL's choices, exit.
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--nccl-choice-probe=", 20) == 0) {
@@ -32,10 +33,10 @@ int main(int argc, char** argv) {
       int n = static_cast<int>(rest.size());
       try {
         flags.parse(&n, rest.data());
-        register_allreduce();
+        register_collective_cases();
         return run_choice_probe(out);
       } catch (const std::exception& e) {
-        std::cerr << "triaudit_allreduce (NCCL choice probe): " << e.what() << "\n";
+        std::cerr << exe << " (NCCL choice probe): " << e.what() << "\n";
         return 1;
       }
     }
@@ -54,8 +55,8 @@ int main(int argc, char** argv) {
     std::vector<char*> args;
     for (std::string& a : *original) args.push_back(a.data());
     probe_nccl_choices(args[0], static_cast<int>(args.size()), args.data());
-    AllreduceWorld::create_single_process(static_cast<int>(g_opt.gpus));
-    for (const auto& [k, v] : AllreduceWorld::get().context()) benchmark::AddCustomContext(k, v);
+    CollectiveWorld::create_single_process(static_cast<int>(g_opt.gpus));
+    for (const auto& [k, v] : CollectiveWorld::get().context(the_collective().name)) benchmark::AddCustomContext(k, v);
   };
   return suite_main(argc, argv, spec);
 }

@@ -1,6 +1,6 @@
 // Which algorithm and protocol NCCL chose per case. NCCL says so only in its debug log
 // (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=TUNING), and logging every collective during the
-// measurement would put a file write beside every small allreduce. So the single-process
+// measurement would put a file write beside every small collective. So the single-process
 // executable runs a short probe first: a child process with the debug log on runs each case's
 // collective once and writes "algo type bytes choice" lines; the measured run labels its cases
 // from them. Under MPI no probe runs (a child cannot join the job); the label says so.

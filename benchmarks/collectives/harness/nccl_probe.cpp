@@ -10,10 +10,12 @@
 #include <cstdlib>
 #include <vector>
 
-#include "allreduce_cases.hpp"
-#include "allreduce_math.hpp"
+#include "catalogue.hpp"
+#include "collective_math.hpp"
+#include "nccl_call.hpp"
 #include "nccl_check.hpp"
 #include "nccl_choice.hpp"
+#include "nvls.hpp"
 #include "world.hpp"
 
 namespace triaudit {
@@ -24,16 +26,29 @@ namespace triaudit {
 int run_choice_probe(const std::string& out_path) {
   const char* log_path = std::getenv("NCCL_DEBUG_FILE");
   if (log_path == nullptr) return 2;
-  AllreduceWorld::create_single_process(static_cast<int>(g_opt.gpus));
-  AllreduceWorld& w = AllreduceWorld::get();
+  CollectiveWorld::create_single_process(static_cast<int>(g_opt.gpus));
+  CollectiveWorld& w = CollectiveWorld::get();
   auto& ranks = w.local();
   const std::uint64_t cap = std::min<std::uint64_t>(g_opt.max_bytes, 1ULL << 30);
-  std::vector<DeviceBuffer<unsigned char>> bufs;
+  // Every collective's send and receive buffers fit in `cap` bytes each for sizes up to `cap`
+  // (the size names the larger of the two).
+  std::vector<DeviceBuffer<unsigned char>> sends, recvs;
   for (auto& r : ranks) {
     TRIAUDIT_CUDA(cudaSetDevice(r.device));
-    bufs.emplace_back(cap);
-    TRIAUDIT_CUDA(cudaMemset(bufs.back().data(), 0, cap));
+    sends.emplace_back(cap);
+    recvs.emplace_back(cap);
+    TRIAUDIT_CUDA(cudaMemset(sends.back().data(), 0, cap));
   }
+  const CollectiveSpec& coll = the_collective();
+  const int nranks = w.info().ranks;
+  // NCCL refuses NCCL_ALGO=NVLS where it has no NVLS: those cases are skipped, not probed.
+  NvlsFacts nvls;
+  nvls.collective = coll.name;
+  nvls.collective_has_nvls = coll.has_nvls;
+  nvls.ranks = nranks;
+  nvls.nvls_enable = std::getenv("NCCL_NVLS_ENABLE");
+  nvls.multicast_supported = w.multicast_supported(&nvls.device_without_multicast, &nvls.unknown_why);
+  const bool nvls_offered = nvls_unavailable_reason(nvls).empty();
   std::string out;
   std::size_t seen = 0;
   auto new_log = [&] {
@@ -50,15 +65,27 @@ int run_choice_probe(const std::string& out_path) {
     return text;
   };
   for (const CaseSpec& c : catalogue()) {
-    if (c.mode == "scaling" || c.gpus != 0 || c.bytes > cap) continue;
+    if (c.mode == "scaling" || c.gpus != 0 || c.bytes > cap || (c.algo == "nvls" && !nvls_offered)) continue;
     const std::string key = nccl_choice_key(c.algo, c.type->name, c.bytes);
     if (out.find(key + " ") != std::string::npos) continue;  // in-place/graph: the same choice
+    const BufferCounts n = coll.counts(c.bytes / static_cast<std::uint64_t>(c.type->bytes), c.type->bytes, nranks);
+    if (n.param == 0 || (coll.has_root && g_opt.root >= nranks)) continue;  // the case is skipped
     const std::vector<ncclComm_t>& comms = w.comms(c.algo);
     (void)new_log();  // skip what communicator creation logged
     TRIAUDIT_NCCL(ncclGroupStart());
-    for (std::size_t i = 0; i < ranks.size(); ++i)
-      TRIAUDIT_NCCL(ncclAllReduce(bufs[i].data(), bufs[i].data(), c.bytes / static_cast<std::uint64_t>(c.type->bytes),
-                                  c.type->nccl, ncclSum, comms[i], *ranks[i].stream));
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      NcclCallArgs a;
+      a.send = sends[i].data();
+      a.recv = recvs[i].data();
+      a.count = n.param;
+      a.type = c.type->nccl;
+      a.elem_bytes = c.type->bytes;
+      a.root = static_cast<int>(g_opt.root);
+      a.ranks = nranks;
+      a.comm = comms[i];
+      a.stream = *ranks[i].stream;
+      coll.enqueue(a);
+    }
     TRIAUDIT_NCCL(ncclGroupEnd());
     for (auto& r : ranks) TRIAUDIT_CUDA(cudaStreamSynchronize(*r.stream));
     const std::vector<NcclChoice> choices = parse_nccl_tuning(new_log());

@@ -1,5 +1,5 @@
-// NCCL's algorithm/protocol choice per case, found by a probe run (triaudit_allreduce only: one
-// process drives every GPU, so a child with NCCL's TUNING log on can replay the catalogue).
+// NCCL's algorithm/protocol choice per case, found by a probe run (the single-process executables
+// only: one process drives every GPU, so a child with NCCL's TUNING log on can replay the catalogue).
 #pragma once
 
 #include <string>

@@ -1,10 +1,12 @@
 #include "world.hpp"
 
+#include <cuda.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <thread>
 
-#include "allreduce_math.hpp"
+#include "collective_math.hpp"
 #include "nccl_check.hpp"
 
 #if TRIAUDIT_WITH_MPI
@@ -13,8 +15,8 @@
 
 namespace triaudit {
 namespace {
-std::unique_ptr<AllreduceWorld>& instance() {
-  static std::unique_ptr<AllreduceWorld> w;
+std::unique_ptr<CollectiveWorld>& instance() {
+  static std::unique_ptr<CollectiveWorld> w;
   return w;
 }
 
@@ -63,12 +65,12 @@ std::unique_ptr<NvmlDevice> nvml_for(int device) {
 }
 }  // namespace
 
-void AllreduceWorld::create_single_process(int gpus) {
+void CollectiveWorld::create_single_process(int gpus) {
   int count = 0;
   TRIAUDIT_CUDA(cudaGetDeviceCount(&count));
   const int n = gpus > 0 ? gpus : count;
   if (n > count) throw Error("--gpus=" + std::to_string(gpus) + " but only " + std::to_string(count) + " visible");
-  std::unique_ptr<AllreduceWorld> w(new AllreduceWorld());
+  std::unique_ptr<CollectiveWorld> w(new CollectiveWorld());
   for (int d = 0; d < n; ++d) {
     TRIAUDIT_CUDA(cudaSetDevice(d));
     devices_in_use().insert(d);  // the harness's checks cover every GPU of the job
@@ -84,10 +86,10 @@ void AllreduceWorld::create_single_process(int gpus) {
   instance() = std::move(w);
 }
 
-void AllreduceWorld::create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info,
-                                     int device) {
+void CollectiveWorld::create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info,
+                                      int device) {
   TRIAUDIT_CUDA(cudaSetDevice(device));
-  std::unique_ptr<AllreduceWorld> w(new AllreduceWorld());
+  std::unique_ptr<CollectiveWorld> w(new CollectiveWorld());
   LocalRank r;
   r.device = device;
   r.rank = rank;
@@ -99,7 +101,7 @@ void AllreduceWorld::create_mpi_rank(const std::map<std::string, ncclUniqueId>& 
   instance() = std::move(w);
 }
 
-const std::vector<ncclComm_t>& AllreduceWorld::comms(const std::string& algo, int gpus) {
+const std::vector<ncclComm_t>& CollectiveWorld::comms(const std::string& algo, int gpus) {
   const int g = gpus <= 0 ? info_.ranks : gpus;
   if (g > info_.ranks)
     throw SkipCase("needs " + std::to_string(g) + " GPUs, the job has " + std::to_string(info_.ranks));
@@ -127,25 +129,25 @@ const std::vector<ncclComm_t>& AllreduceWorld::comms(const std::string& algo, in
   return comms_.emplace(key, std::move(made)).first->second;
 }
 
-bool AllreduceWorld::broken() { return !instance() || !instance()->broken_.empty(); }
+bool CollectiveWorld::broken() { return !instance() || !instance()->broken_.empty(); }
 
-void AllreduceWorld::abort_if_alive(const std::string& why) {
+void CollectiveWorld::abort_if_alive(const std::string& why) {
   if (instance() && instance()->broken_.empty()) instance()->abort(why);
 }
 
-AllreduceWorld& AllreduceWorld::get() {
+CollectiveWorld& CollectiveWorld::get() {
   if (!instance()) throw Error("no NCCL communicator (creating it failed; see above)");
   if (!instance()->broken_.empty()) throw Error("communicators aborted earlier: " + instance()->broken_);
   return *instance();
 }
 
-AllreduceWorld::~AllreduceWorld() {
+CollectiveWorld::~CollectiveWorld() {
   for (auto& [key, list] : comms_)
     for (ncclComm_t c : list)
       if (c) (void)(broken_.empty() ? ncclCommDestroy(c) : ncclSuccess);
 }
 
-void AllreduceWorld::abort(const std::string& why) {
+void CollectiveWorld::abort(const std::string& why) {
   broken_ = why;
   for (auto& [key, list] : comms_)
     for (ncclComm_t& c : list)
@@ -155,8 +157,8 @@ void AllreduceWorld::abort(const std::string& why) {
       }
 }
 
-void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms,
-                          double timeout_s) {
+void CollectiveWorld::wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms,
+                           double timeout_s) {
   const auto start = std::chrono::steady_clock::now();
   std::size_t finished = 0;
   std::vector<bool> is_done(done.size(), false);
@@ -169,7 +171,7 @@ void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vecto
         ++finished;
       } else if (e != cudaErrorNotReady) {
         abort(cudaGetErrorString(e));
-        throw Error(std::string("CUDA error while waiting for the allreduce: ") + cudaGetErrorString(e));
+        throw Error(std::string("CUDA error while waiting for the collective: ") + cudaGetErrorString(e));
       }
       ncclResult_t async = ncclSuccess;
       if (i < comms.size() && comms[i] && ncclCommGetAsyncError(comms[i], &async) == ncclSuccess &&
@@ -181,7 +183,7 @@ void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vecto
       }
     }
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
-      const std::string msg = "the allreduce did not complete within " + std::to_string(static_cast<int>(timeout_s)) +
+      const std::string msg = "the collective did not complete within " + std::to_string(static_cast<int>(timeout_s)) +
                               " s (a rank died or the network hangs); communicators aborted";
       abort(msg);
       throw Error(msg);
@@ -190,7 +192,39 @@ void AllreduceWorld::wait(const std::vector<cudaEvent_t>& done, const std::vecto
   }
 }
 
-ContextEntries AllreduceWorld::context() const {
+int CollectiveWorld::multicast_supported(int* device, std::string* why) const {
+  // The driver's cuDeviceGet / cuDeviceGetAttribute through the runtime's entry points: no link
+  // against libcuda (a machine without a driver must still start the executable).
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  using GetAttribute = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+  void* get = nullptr;
+  void* attr = nullptr;
+  cudaDriverEntryPointQueryResult q1{}, q2{};
+  if (cudaGetDriverEntryPointByVersion("cuDeviceGet", &get, 12000, cudaEnableDefault, &q1) != cudaSuccess ||
+      q1 != cudaDriverEntryPointSuccess ||
+      cudaGetDriverEntryPointByVersion("cuDeviceGetAttribute", &attr, 12000, cudaEnableDefault, &q2) != cudaSuccess ||
+      q2 != cudaDriverEntryPointSuccess) {
+    *why = "the driver's cuDeviceGetAttribute is not reachable";
+    return -1;
+  }
+  for (const LocalRank& r : local_) {
+    CUdevice dev{};
+    int supported = 0;
+    if (reinterpret_cast<DeviceGet>(get)(&dev, r.device) != CUDA_SUCCESS ||
+        reinterpret_cast<GetAttribute>(attr)(&supported, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, dev) !=
+            CUDA_SUCCESS) {
+      *why = "cuDeviceGetAttribute(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED) failed on GPU " + std::to_string(r.device);
+      return -1;
+    }
+    if (supported == 0) {
+      *device = r.device;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+ContextEntries CollectiveWorld::context(const std::string& collective) const {
   int version = 0;
   (void)ncclGetVersion(&version);
   const char* algo = std::getenv("NCCL_ALGO");
@@ -199,11 +233,11 @@ ContextEntries AllreduceWorld::context() const {
                                        std::to_string(version % 100)},
           {"nccl_algo_environment", algo ? algo : "(unset: algo:auto cases are NCCL's choice)"},
           {"nccl_proto", proto ? proto : "NCCL's choice"},
-          {"allreduce_ranks", std::to_string(info_.ranks)},
-          {"allreduce_nodes", std::to_string(info_.nodes)},
-          {"allreduce_gpus_per_node", std::to_string(info_.gpus_per_node)},
-          {"allreduce_launch", info_.mpi ? "MPI, one rank per process" : "one process driving every GPU"},
-          {"allreduce_peer_access", peer_access_summary(local_)}};
+          {collective + "_ranks", std::to_string(info_.ranks)},
+          {collective + "_nodes", std::to_string(info_.nodes)},
+          {collective + "_gpus_per_node", std::to_string(info_.gpus_per_node)},
+          {collective + "_launch", info_.mpi ? "MPI, one rank per process" : "one process driving every GPU"},
+          {collective + "_peer_access", peer_access_summary(local_)}};
 }
 
 }  // namespace triaudit

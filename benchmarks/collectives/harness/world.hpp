@@ -1,6 +1,6 @@
 // The ranks this process drives and how it talks to the others.
 //  - single process: one NCCL communicator per visible GPU, created together (ncclCommInitAll);
-//  - MPI (triaudit_allreduce_mpi): one rank per process and GPU, the NCCL unique id broadcast
+//  - MPI (triaudit_<collective>_mpi): one rank per process and GPU, the NCCL unique id broadcast
 //    over MPI, the node-local rank choosing the device.
 // Communicators exist per algorithm variant (NCCL reads NCCL_ALGO when a communicator is made:
 // "ring" sets it to Ring, "auto" leaves NCCL's choice or the user's setting) and per GPU count
@@ -34,7 +34,7 @@ struct WorldInfo {
   bool mpi = false;
 };
 
-class AllreduceWorld {
+class CollectiveWorld {
  public:
   // Single process over `gpus` devices (0 = all visible).
   static void create_single_process(int gpus);
@@ -42,10 +42,10 @@ class AllreduceWorld {
   // (every rank received the same ones).
   static void create_mpi_rank(const std::map<std::string, ncclUniqueId>& ids, int rank, const WorldInfo& info,
                               int device);
-  static AllreduceWorld& get();                        // throws when not created or broken
+  static CollectiveWorld& get();                       // throws when not created or broken
   static bool broken();                                // the communicators were aborted (or never made)
   static void abort_if_alive(const std::string& why);  // abort every communicator, once
-  ~AllreduceWorld();
+  ~CollectiveWorld();
 
   const WorldInfo& info() const { return info_; }
   std::vector<LocalRank>& local() { return local_; }
@@ -59,10 +59,16 @@ class AllreduceWorld {
   // after `timeout_s` aborts every communicator and throws.
   void wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms, double timeout_s = 120.0);
 
-  ContextEntries context() const;
+  // Whether every local rank's GPU supports NVLink SHARP multicast, as NCCL asks the driver
+  // (nvls.hpp): 1 yes, 0 no (first such device in *device), -1 unknown (*why).
+  int multicast_supported(int* device, std::string* why) const;
+
+  // The job layout and NCCL's settings, keys prefixed with the collective's name
+  // (allreduce_ranks, allgather_ranks, ...).
+  ContextEntries context(const std::string& collective) const;
 
  private:
-  AllreduceWorld() = default;
+  CollectiveWorld() = default;
   void abort(const std::string& why);
   WorldInfo info_;
   std::vector<LocalRank> local_;

@@ -1,6 +1,8 @@
-// The allreduce corner's arithmetic and bootstrap logic as plain host code (unit-tested):
-// nccl-tests' bandwidth definitions, the size sweep, rank -> device, and detecting a launch by
-// mpirun/srun. The exactly-summable inputs are in kernels/collectives/pattern.hpp.
+// The collectives' arithmetic and bootstrap logic as plain host code (unit-tested): the size
+// sweep, collectives per timed region, rank -> device, detecting a launch by mpirun/srun, the
+// NCCL_ALGO of a variant, NCCL's tuning log. Each collective's own byte accounting is its
+// description (collective.hpp); the inputs with exactly predictable results are in
+// kernels/collectives/pattern.hpp.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -10,28 +12,21 @@
 
 namespace triaudit {
 
-// algbw = bytes / time; busbw = algbw x 2(n-1)/n (nccl-tests' allreduce bus bandwidth).
-inline double allreduce_bus_factor(int ranks) { return ranks <= 0 ? 0.0 : 2.0 * (ranks - 1) / ranks; }
-inline double algbw(double bytes, double seconds) { return seconds > 0 ? bytes / seconds : 0.0; }
-inline double busbw(double bytes, double seconds, int ranks) {
-  return algbw(bytes, seconds) * allreduce_bus_factor(ranks);
-}
-
 // Environment of a process started by a launcher (mpirun, srun, ...).
 using EnvLookup = std::function<const char*(const char*)>;
 // The number of processes the launcher started, when it says so (OMPI_COMM_WORLD_SIZE,
 // PMI_SIZE, PMIX_SIZE, MV2_COMM_WORLD_SIZE, SLURM_NTASKS with SLURM_PROCID).
 std::optional<int> launcher_world_size(const EnvLookup& env);
-// The refusal of the classic trap: a build without MPI started as one of several processes.
-// Empty when fine.
-std::string single_process_trap(const EnvLookup& env);
+// The refusal of the classic trap: `executable`, a build without MPI, started as one of several
+// processes. Empty when fine.
+std::string single_process_trap(const EnvLookup& env, const std::string& executable);
 
 // Device for a node-local rank: one GPU per rank; an error message when there are more ranks
 // on the node than GPUs.
 int device_for_local_rank(int local_rank, int local_size, int device_count, std::string* error);
 
 // Byte sizes of the sweep (powers of two, at least one element of `elem` bytes).
-std::vector<std::uint64_t> allreduce_sizes(std::uint64_t lo, std::uint64_t hi, int elem_bytes);
+std::vector<std::uint64_t> collective_sizes(std::uint64_t lo, std::uint64_t hi, int elem_bytes);
 
 // Collectives per timed region: at least 20 (nccl-tests' iterations per measurement, so the
 // launch skew between GPUs is spread over 20 operations), more for small sizes, at most 200.

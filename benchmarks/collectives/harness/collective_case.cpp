@@ -1,24 +1,28 @@
-// One allreduce case (sum) measured as nccl-tests measures it, for either executable.
+// One case of a collective, measured as nccl-tests measures it, for either executable.
 //
-//
-// Names:    allreduce/<in_place|out_of_place|graph>/<fp32|bf16|fp16>/algo:<ring|auto|...>/bytes:<per rank>
-//           allreduce/scaling/<fp32|bf16|fp16>/algo:<...>/gpus:<g>/bytes:<per rank>   (--scaling=on)
-// Counters: algbw = bytes / time, busbw = algbw x 2(n-1)/n (decimal, rates), busbw_max_rank
-//           (the same from the slowest rank's time), ranks, gpus.
+// Names:    <collective>/<in_place|out_of_place|graph>/<type>/algo:<ring|auto|...>[/root:<r>]/bytes:<N>
+//           <collective>/scaling/<type>/algo:<...>[/root:<r>]/gpus:<g>/bytes:<N>   (--scaling=on)
+//           N is nccl-tests' size: the larger of a rank's send and receive buffers.
+// Counters: algbw = the collective's bytes (its description: nccl-tests' getBw) / time, busbw =
+//           algbw x its bus factor (allreduce 2(n-1)/n, ...), busbw_max_rank (the same from the
+//           slowest rank's time), ranks, gpus, size_bytes and count (nccl-tests' size and count
+//           columns for this communicator).
 // Time:     algbw/busbw: after a warm-up, regions of >= 20 back-to-back collectives, each rank's
 //           own CUDA events, the mean over ranks (every process's ranks); the slowest rank's time
 //           is kept as busbw_max_rank. busbw_host_timed: nccl-tests' own method (src/common.cu
 //           BenchTime): the host clock around 20 collectives up to their completion, averaged over
 //           processes; it includes the enqueue and the sync, so it reads lower at small sizes.
 // Algo:     ring sets NCCL_ALGO=Ring when the communicator is made (the seeds' 2(n-1)/n model);
-//           auto leaves NCCL's choice (NVLS on NVSwitch Hopper systems; published nccl-tests figures).
+//           auto leaves NCCL's choice (NVLS on NVSwitch Hopper systems; published nccl-tests
+//           figures); nvls is skipped with the reason where NCCL will not offer it (nvls.hpp).
 //           What NCCL chose per size is recorded in the label (single process: a probe run).
-// Check:    inputs are small integers, so the sum is exact in any order and precision; after
-//           timing every element of every rank is compared with it (the wrong ones counted across
-//           all ranks). Any wrong element makes the case an error.
+// Check:    inputs are integers whose result is exact in any order and precision (pattern.hpp);
+//           after timing every output element of every rank is compared with it (the wrong ones
+//           counted across all ranks, as nccl-tests counts #wrong). Any wrong element makes the
+//           case an error.
 // MPI:      every phase of a case ends with the ranks agreeing on its outcome (agreement.hpp), so
 //           a case that fails on one rank fails on all of them, and the job goes on in step.
-#include "allreduce_case.hpp"
+#include "collective_case.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -26,11 +30,13 @@
 #include <vector>
 
 #include "agreement.hpp"
-#include "allreduce_math.hpp"
 #include "clock_watch.hpp"
+#include "collective_math.hpp"
 #include "measure.hpp"
+#include "nccl_call.hpp"
 #include "nccl_check.hpp"
 #include "nccl_choice.hpp"
+#include "nvls.hpp"
 #include "world.hpp"
 
 #if TRIAUDIT_WITH_MPI
@@ -82,14 +88,14 @@ struct Timings {
 
 // One case, in the phases run() lists. Every MPI collective goes through `agree_`
 // (agreement.hpp), so the ranks of a job leave each phase together, failed or not.
-class AllreduceCase {
+class CollectiveCase {
  public:
-  AllreduceCase(const CaseSpec& c, Agreement& agree)
-      : c_(c),
+  CollectiveCase(const CaseSpec& c, Agreement& agree)
+      : coll_(the_collective()),
+        c_(c),
         agree_(agree),
         t_(*c.type),
         bytes_(c.bytes),
-        n_(c.bytes / static_cast<std::uint64_t>(c.type->bytes)),
         in_place_(c.mode == "in_place"),
         graph_(c.mode == "graph") {}
 
@@ -116,12 +122,14 @@ class AllreduceCase {
  private:
   // The suite's checks and a live world, on every rank.
   void enter() {
-    agree_.step([] {
-      require_runnable();           // the suite's checks (skipped by run_guarded_outcome under MPI)
-      (void)AllreduceWorld::get();  // throws when the communicators were never made or were aborted
+    agree_.step([&] {
+      if (forced_failure(std::getenv("TRIAUDIT_FAIL_CASE"), my_rank(), c_.name))
+        throw Error("failed on purpose (TRIAUDIT_FAIL_CASE)");
+      require_runnable();            // the suite's checks (skipped by run_guarded_outcome under MPI)
+      (void)CollectiveWorld::get();  // throws when the communicators were never made or were aborted
     });
     agree_.agree();
-    w_ = &AllreduceWorld::get();
+    w_ = &CollectiveWorld::get();
     buf_.resize(w_->local().size());
   }
 
@@ -130,18 +138,24 @@ class AllreduceCase {
     auto& ranks = w_->local();
     agree_.step([&] {
       if (graph_ && ranks.size() != 1)
-        throw SkipCase("graph mode captures one GPU per process: run triaudit_allreduce_mpi, one rank per GPU");
-      comms_ = w_->comms(c_.algo, c_.gpus);
+        throw SkipCase("graph mode captures one GPU per process: run triaudit_" + coll_.name +
+                       "_mpi, one rank per GPU");
       world_ = c_.gpus > 0 ? c_.gpus : w_->info().ranks;
+      if (world_ > w_->info().ranks)
+        throw SkipCase("needs " + std::to_string(world_) + " GPUs, the job has " + std::to_string(w_->info().ranks));
+      size_counts();
+      if (c_.algo == "nvls") require_nvls();
+      comms_ = w_->comms(c_.algo, c_.gpus);
       for (std::size_t i = 0; i < ranks.size(); ++i)
         if (comms_[i] != nullptr) active_.push_back(i);
       for (std::size_t i : active_) watch_case_device(ranks[i].device);  // their error counters (health.hpp)
+      const std::uint64_t need = send_bytes() + recv_bytes();
       for (std::size_t i : active_) {
         TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
         std::size_t free_b = 0, total_b = 0;
         TRIAUDIT_CUDA(cudaMemGetInfo(&free_b, &total_b));
-        if (2 * bytes_ + (512u << 20) > free_b)
-          throw SkipCase("needs 2 x " + std::to_string(bytes_) + " bytes of free device memory per rank");
+        if (need + (512u << 20) > free_b)
+          throw SkipCase("needs " + std::to_string(need) + " bytes of free device memory per rank (send and receive)");
       }
     });
     agree_.agree();
@@ -154,8 +168,8 @@ class AllreduceCase {
     agree_.step([&] {
       for (std::size_t i : active_) {
         TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
-        buf_[i].send = DeviceBuffer<unsigned char>(bytes_);
-        buf_[i].recv = DeviceBuffer<unsigned char>(bytes_);
+        buf_[i].send = DeviceBuffer<unsigned char>(send_bytes());
+        buf_[i].recv = DeviceBuffer<unsigned char>(recv_bytes());
         buf_[i].wrong = DeviceBuffer<unsigned long long>(1);
         starts_.emplace_back();
         stops_.emplace_back();
@@ -166,23 +180,21 @@ class AllreduceCase {
         Graph g = Graph::capture(*ranks[0].stream, [&](cudaStream_t cs) { enqueue(cs); });
         exec_ = GraphExec(g);
       }
-      if (forced_failure(std::getenv("TRIAUDIT_FAIL_CASE"), my_rank(), c_.name))
-        throw Error("failed on purpose (TRIAUDIT_FAIL_CASE)");
       prepare();
       run_once();
     });
     agree_.agree();
   }
 
-  // Fresh inputs (small integers: the sum is exact) and, out of place, a poisoned output.
+  // A poisoned output (NaN in every type: never an expected value) and fresh inputs (integers whose
+  // result is exact), in place inside the output buffer where the mode says so.
   void prepare() {
     auto& ranks = w_->local();
     for (std::size_t i : active_) {
       TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
-      kernels::fill_allreduce_input(in_place_ ? buf_[i].recv.data() : buf_[i].send.data(), t_.type, n_, ranks[i].rank,
-                                    world_, *ranks[i].stream);
+      TRIAUDIT_CUDA(cudaMemsetAsync(buf_[i].recv.data(), 0xFF, recv_bytes(), *ranks[i].stream));
+      kernels::fill_collective_input(send_ptr(i), t_.type, n_.send, ranks[i].rank, layout_, *ranks[i].stream);
       TRIAUDIT_CUDA_LAUNCH();
-      if (!in_place_) TRIAUDIT_CUDA(cudaMemsetAsync(buf_[i].recv.data(), 0xFF, bytes_, *ranks[i].stream));
       TRIAUDIT_CUDA(cudaStreamSynchronize(*ranks[i].stream));
     }
   }
@@ -191,9 +203,18 @@ class AllreduceCase {
     auto& ranks = w_->local();
     TRIAUDIT_NCCL(ncclGroupStart());
     for (std::size_t i : active_) {
-      const void* src = in_place_ ? buf_[i].recv.data() : buf_[i].send.data();
-      TRIAUDIT_NCCL(ncclAllReduce(src, buf_[i].recv.data(), n_, t_.nccl, ncclSum, comms_[i],
-                                  capture_stream ? capture_stream : ranks[i].stream->get()));
+      NcclCallArgs a;
+      a.send = send_ptr(i);
+      a.recv = recv_ptr(i);
+      a.count = n_.param;
+      a.type = t_.nccl;
+      a.elem_bytes = t_.bytes;
+      a.op = ncclSum;
+      a.root = static_cast<int>(g_opt.root);
+      a.ranks = world_;
+      a.comm = comms_[i];
+      a.stream = capture_stream ? capture_stream : ranks[i].stream->get();
+      coll_.enqueue(a);
     }
     TRIAUDIT_NCCL(ncclGroupEnd());
   }
@@ -226,7 +247,8 @@ class AllreduceCase {
     for (std::size_t i : active_) {
       TRIAUDIT_CUDA(cudaSetDevice(ranks[i].device));
       TRIAUDIT_CUDA(cudaMemsetAsync(buf_[i].wrong.data(), 0, sizeof(unsigned long long), *ranks[i].stream));
-      kernels::count_allreduce_wrong(buf_[i].recv.data(), t_.type, n_, world_, buf_[i].wrong.data(), *ranks[i].stream);
+      kernels::count_collective_wrong(recv_ptr(i), t_.type, n_.recv, ranks[i].rank, layout_, buf_[i].wrong.data(),
+                                      *ranks[i].stream);
       TRIAUDIT_CUDA_LAUNCH();
       unsigned long long here = 0;
       TRIAUDIT_CUDA(
@@ -237,15 +259,17 @@ class AllreduceCase {
     return static_cast<double>(wrong);
   }
 
-  // Every element of every rank against the exact sum; any wrong one makes the case an error.
+  // Every output element of every rank against its expected value (nccl-tests' #wrong: the
+  // receive buffer's elements, summed over ranks); any wrong one makes the case an error.
   void check_wrong(const char* when) {
     double wrong = 0;
     agree_.step([&] { wrong = count_wrong(); });
     const double total = agree_.sum_max(wrong, wrong).first;
     if (total > 0)
       throw VerificationError(std::string(when) + ": " + std::to_string(static_cast<unsigned long long>(total)) +
-                              " of " + std::to_string(n_ * static_cast<std::uint64_t>(world_)) + " elements across " +
-                              std::to_string(world_) + " ranks differ from the exact sum");
+                              " of " + std::to_string(n_.recv * static_cast<std::uint64_t>(world_)) +
+                              " elements across " + std::to_string(world_) + " ranks differ from " +
+                              (layout_.rule.source == OutputSource::kSumOfRanks ? "the exact sum" : "the values sent"));
   }
 
   // One region: `ops_` collectives back to back, each local rank timed by its own events. Gives
@@ -328,19 +352,24 @@ class AllreduceCase {
   }
 
   void report(benchmark::State& state, const Timings& tm) {
-    const double b = static_cast<double>(bytes_), per_op = tm.sum_mean / static_cast<double>(tm.timed_ops);
+    // nccl-tests' getBw: the bytes algbw divides by the time, and busbw's factor.
+    const double b = coll_.algbw_bytes(n_.param, t_.bytes, world_), factor = coll_.bus_factor(world_);
+    const double per_op = tm.sum_mean / static_cast<double>(tm.timed_ops);
     const double per_op_max = tm.sum_max / static_cast<double>(tm.timed_ops);
     state.counters["algbw"] = benchmark::Counter(b, benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["busbw"] =
-        benchmark::Counter(b * allreduce_bus_factor(world_), benchmark::Counter::kIsIterationInvariantRate);
-    state.counters["busbw_max_rank"] = per_op_max > 0 ? busbw(b, per_op_max, world_) : 0.0;
+    state.counters["busbw"] = benchmark::Counter(b * factor, benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["busbw_max_rank"] = per_op_max > 0 ? b * factor / per_op_max : 0.0;
     if (tm.host_per_op > 0) {
       state.counters["seconds_per_op_host_timed"] = tm.host_per_op;
       state.counters["algbw_host_timed"] = b / tm.host_per_op;
-      state.counters["busbw_host_timed"] = busbw(b, tm.host_per_op, world_);
+      state.counters["busbw_host_timed"] = b * factor / tm.host_per_op;
     }
     state.counters["ranks"] = world_;
     state.counters["gpus"] = world_;
+    // nccl-tests' size and count columns for this communicator (bytes:N is the size asked for).
+    state.counters["size_bytes"] =
+        static_cast<double>(std::max(n_.send, n_.recv) * static_cast<std::uint64_t>(t_.bytes));
+    state.counters["count"] = static_cast<double>(n_.param);
 
     LoopResult r;
     r.regions = static_cast<int>(tm.mean_per_op.size());
@@ -353,20 +382,67 @@ class AllreduceCase {
     r.energy = job_energy(tm);
     report_loop(state, r);
     state.counters["ops_per_region"] = ops_;
-    if (r.energy.valid && r.energy.watts_mean > 0)
-      state.counters["busbw_per_watt"] = busbw(b, per_op, world_) / r.energy.watts_mean;
+    if (r.energy.valid && r.energy.watts_mean > 0 && per_op > 0)
+      state.counters["busbw_per_watt"] = b * factor / per_op / r.energy.watts_mean;
     if (world_ == 1)
-      append_label(state, "1 rank: busbw = algbw x 2(n-1)/n is 0; the time is a local reduction's latency");
+      append_label(state, factor == 0.0
+                              ? "1 rank: busbw = algbw x " + coll_.bus_factor_formula + " is 0; the time is a local " +
+                                    (layout_.rule.source == OutputSource::kSumOfRanks ? "reduction" : "copy") +
+                                    "'s latency"
+                              : "1 rank: the time is a local copy's latency");
     append_label(state, nccl_choice_label(c_.algo, t_.name, bytes_, world_));
   }
 
+  // nccl-tests' counts for this communicator, and the rule of the expected values; a size too
+  // small to give each rank an element is skipped (nccl-tests would time an empty collective).
+  void size_counts() {
+    const std::uint64_t count = bytes_ / static_cast<std::uint64_t>(t_.bytes);
+    n_ = coll_.counts(count, t_.bytes, world_);
+    if (n_.param == 0)
+      throw SkipCase(std::to_string(bytes_) + " bytes over " + std::to_string(world_) +
+                     " ranks leave no element per rank (nccl-tests' count per rank, in whole 16-byte units)");
+    if (coll_.has_root && g_opt.root >= world_)
+      throw SkipCase("root " + std::to_string(g_opt.root) + " is not a rank of this " + std::to_string(world_) +
+                     "-rank communicator");
+    layout_ = output_layout(coll_, n_, world_, static_cast<int>(g_opt.root));
+  }
+
+  // NVLS only where NCCL will offer it (nvls.hpp): otherwise a skip with the reason, not NCCL's error.
+  void require_nvls() const {
+    NvlsFacts f;
+    f.collective = coll_.name;
+    f.collective_has_nvls = coll_.has_nvls;
+    f.ranks = world_;
+    f.nvls_enable = std::getenv("NCCL_NVLS_ENABLE");
+    if (f.collective_has_nvls)
+      f.multicast_supported = w_->multicast_supported(&f.device_without_multicast, &f.unknown_why);
+    if (const std::string why = nvls_unavailable_reason(f); !why.empty()) throw SkipCase(why);
+  }
+
+  // Bytes of each rank's buffers: the send buffer, and the receive buffer (large enough to be the
+  // one buffer of an in-place case, which holds the send data too).
+  std::uint64_t send_bytes() const { return n_.send * static_cast<std::uint64_t>(t_.bytes); }
+  std::uint64_t recv_bytes() const { return std::max(n_.send, n_.recv) * static_cast<std::uint64_t>(t_.bytes); }
+  int comm_rank(std::size_t i) const { return w_->local()[i].rank; }
+  void* send_ptr(std::size_t i) {
+    if (!in_place_) return buf_[i].send.data();
+    return buf_[i].recv.data() + n_.send_in_place_offset * static_cast<std::uint64_t>(comm_rank(i)) * t_.bytes;
+  }
+  void* recv_ptr(std::size_t i) {
+    if (!in_place_) return buf_[i].recv.data();
+    return buf_[i].recv.data() + n_.recv_in_place_offset * static_cast<std::uint64_t>(comm_rank(i)) * t_.bytes;
+  }
+
+  const CollectiveSpec& coll_;
   const CaseSpec& c_;
   Agreement& agree_;
   const TypeInfo& t_;
-  const std::uint64_t bytes_, n_;
+  const std::uint64_t bytes_;
+  BufferCounts n_;
+  OutputLayout layout_;
   const bool in_place_, graph_;
   const int ops_ = collectives_per_region(bytes_);
-  AllreduceWorld* w_ = nullptr;
+  CollectiveWorld* w_ = nullptr;
   std::vector<ncclComm_t> comms_;
   std::vector<RankBuffers> buf_;
   std::vector<Event> starts_, stops_;
@@ -382,11 +458,11 @@ class AllreduceCase {
 // first phase, so a rank that cannot run the case still meets the others at their agreement
 // instead of leaving the case early; a rank whose communicators were aborted makes every rank
 // abort theirs (the next case would otherwise wait on a peer that is gone).
-void allreduce_case(benchmark::State& state, const CaseSpec& c) {
+void collective_case(benchmark::State& state, const CaseSpec& c) {
   Agreement agree(mpi_build());
-  agree.on_broken([](const std::string& why) { AllreduceWorld::abort_if_alive("another rank: " + why); });
-  agree.broken_probe([] { return AllreduceWorld::broken(); });
-  const CaseOutcome out = run_guarded_outcome(state, [&] { AllreduceCase(c, agree).run(state); }, !mpi_build());
+  agree.on_broken([](const std::string& why) { CollectiveWorld::abort_if_alive("another rank: " + why); });
+  agree.broken_probe([] { return CollectiveWorld::broken(); });
+  const CaseOutcome out = run_guarded_outcome(state, [&] { CollectiveCase(c, agree).run(state); }, !mpi_build());
   report_outcome(state, out);
 }
 

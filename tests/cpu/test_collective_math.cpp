@@ -4,9 +4,10 @@
 #include <map>
 #include <string>
 
+#include "collective_math.hpp"
 #include "collectives/pattern.hpp"
-#include "allreduce_math.hpp"
 #include "nccl_choice.hpp"
+#include "nvls.hpp"
 
 using namespace triaudit;
 
@@ -19,15 +20,6 @@ EnvLookup env_of(std::map<std::string, std::string> m) {
   };
 }
 }  // namespace
-
-TEST(AllreduceMath, NcclTestsBandwidthDefinitions) {
-  EXPECT_DOUBLE_EQ(allreduce_bus_factor(8), 1.75);
-  EXPECT_DOUBLE_EQ(allreduce_bus_factor(2), 1.0);
-  EXPECT_DOUBLE_EQ(allreduce_bus_factor(1), 0.0);  // one rank: busbw 0 by the formula
-  EXPECT_DOUBLE_EQ(algbw(1e9, 0.01), 1e11);
-  EXPECT_DOUBLE_EQ(busbw(1e9, 0.01, 8), 1.75e11);
-  EXPECT_DOUBLE_EQ(busbw(1e9, 0.01, 1), 0.0);
-}
 
 TEST(AllreduceMath, InputsSumExactlyInBf16) {
   for (int ranks : {1, 2, 8, 32, 64, 512}) {
@@ -61,11 +53,14 @@ TEST(AllreduceMath, LauncherEnvironment) {
 }
 
 TEST(AllreduceMath, TheTrapIsRefused) {
-  EXPECT_EQ(single_process_trap(env_of({})), "");
-  EXPECT_EQ(single_process_trap(env_of({{"OMPI_COMM_WORLD_SIZE", "1"}})), "");
-  const std::string msg = single_process_trap(env_of({{"OMPI_COMM_WORLD_SIZE", "8"}}));
+  EXPECT_EQ(single_process_trap(env_of({}), "triaudit_allreduce"), "");
+  EXPECT_EQ(single_process_trap(env_of({{"OMPI_COMM_WORLD_SIZE", "1"}}), "triaudit_allreduce"), "");
+  const std::string msg = single_process_trap(env_of({{"OMPI_COMM_WORLD_SIZE", "8"}}), "triaudit_allreduce");
   EXPECT_NE(msg.find("one of 8 processes"), std::string::npos) << msg;
   EXPECT_NE(msg.find("triaudit_allreduce_mpi"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("one-rank allreduce with busbw 0"), std::string::npos) << msg;
+  const std::string other = single_process_trap(env_of({{"PMI_SIZE", "2"}}), "triaudit_allgather");
+  EXPECT_NE(other.find("triaudit_allgather_mpi"), std::string::npos) << other;
 }
 
 TEST(AllreduceMath, RankToDevice) {
@@ -81,11 +76,11 @@ TEST(AllreduceMath, RankToDevice) {
 }
 
 TEST(AllreduceMath, SizeSweep) {
-  const auto s = allreduce_sizes(8, 1ULL << 30, 4);
+  const auto s = collective_sizes(8, 1ULL << 30, 4);
   EXPECT_EQ(s.front(), 8u);
   EXPECT_EQ(s.back(), 1ULL << 30);
   EXPECT_EQ(s.size(), 28u);
-  EXPECT_EQ(allreduce_sizes(1, 16, 4).front(), 4u);  // at least one element
+  EXPECT_EQ(collective_sizes(1, 16, 4).front(), 4u);  // at least one element
 }
 
 // nccl-tests (common.cu BenchTime) times 20 back-to-back collectives per measurement; a region
@@ -157,4 +152,38 @@ TEST(NcclTuning, TheProbesAnswersRoundTrip) {
   EXPECT_EQ(nccl_choice_label("ring", "bf16", 8, 8), "NCCL chose Ring/LL");
   EXPECT_EQ(nccl_choice_label("ring", "bf16", 16, 8), "not recorded: test");
   EXPECT_EQ(nccl_choice_label("ring", "bf16", 8, 1), "");  // one rank: nothing to choose
+}
+
+// NVLS where NCCL offers it (src/transport/nvls.cc, ncclNvlsInit), a plain reason elsewhere.
+TEST(Nvls, OfferedOnlyWhereNcclWouldUseIt) {
+  NvlsFacts f;
+  f.collective = "allgather";
+  f.collective_has_nvls = true;
+  f.ranks = 8;
+  f.multicast_supported = 1;
+  EXPECT_EQ(nvls_unavailable_reason(f), "");
+  NvlsFacts none = f;
+  none.multicast_supported = 0;
+  none.device_without_multicast = 3;
+  const std::string why = nvls_unavailable_reason(none);
+  EXPECT_NE(why.find("GPU 3"), std::string::npos) << why;
+  EXPECT_NE(why.find("CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED"), std::string::npos) << why;
+  EXPECT_NE(why.find("NVLS multicast support is not available"), std::string::npos) << why;
+  NvlsFacts off = f;
+  off.nvls_enable = "0";
+  EXPECT_EQ(nvls_unavailable_reason(off), "NCCL_NVLS_ENABLE=0 turns NVLS off");
+  NvlsFacts forced = none;
+  forced.nvls_enable = "1";  // NCCL assumes support without asking the driver
+  EXPECT_EQ(nvls_unavailable_reason(forced), "");
+  NvlsFacts one = f;
+  one.ranks = 1;
+  EXPECT_NE(nvls_unavailable_reason(one).find("2 or more GPUs"), std::string::npos);
+  NvlsFacts bcast = f;
+  bcast.collective = "broadcast";
+  bcast.collective_has_nvls = false;
+  EXPECT_NE(nvls_unavailable_reason(bcast).find("no NVLS algorithm for broadcast"), std::string::npos);
+  NvlsFacts unknown = f;
+  unknown.multicast_supported = -1;
+  unknown.unknown_why = "the driver's cuDeviceGetAttribute is not reachable";
+  EXPECT_NE(nvls_unavailable_reason(unknown).find("unknown (the driver's"), std::string::npos);
 }

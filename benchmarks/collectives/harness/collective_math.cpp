@@ -1,4 +1,4 @@
-#include "allreduce_math.hpp"
+#include "collective_math.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,13 +27,15 @@ std::optional<int> launcher_world_size(const EnvLookup& env) {
   return std::nullopt;
 }
 
-std::string single_process_trap(const EnvLookup& env) {
+std::string single_process_trap(const EnvLookup& env, const std::string& executable) {
   const auto n = launcher_world_size(env);
   if (!n || *n <= 1) return "";
-  return "this triaudit_allreduce was built without MPI but was started as one of " + std::to_string(*n) +
-         " processes (by mpirun or srun): each would run a separate one-rank allreduce with busbw 0. "
-         "Run triaudit_allreduce_mpi under the launcher (configure with MPI installed: apt-get install "
-         "libopenmpi-dev), or run this binary once, without a launcher, to drive every GPU of the node.";
+  const std::string collective = executable.rfind("triaudit_", 0) == 0 ? executable.substr(9) : executable;
+  return "this " + executable + " was built without MPI but was started as one of " + std::to_string(*n) +
+         " processes (by mpirun or srun): each would run a separate one-rank " + collective + " with busbw 0. Run " +
+         executable +
+         "_mpi under the launcher (configure with MPI installed: apt-get install libopenmpi-dev), or run this "
+         "binary once, without a launcher, to drive every GPU of the node.";
 }
 
 int device_for_local_rank(int local_rank, int local_size, int device_count, std::string* error) {
@@ -53,7 +55,7 @@ int device_for_local_rank(int local_rank, int local_size, int device_count, std:
   return local_rank % device_count;
 }
 
-std::vector<std::uint64_t> allreduce_sizes(std::uint64_t lo, std::uint64_t hi, int elem_bytes) {
+std::vector<std::uint64_t> collective_sizes(std::uint64_t lo, std::uint64_t hi, int elem_bytes) {
   return power_of_two_sweep(std::max<std::uint64_t>(lo, static_cast<std::uint64_t>(elem_bytes)), hi);
 }
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The allreduce bootstrap without a GPU.
+"""A collective's bootstrap without a GPU (triaudit_allreduce, triaudit_allgather, ...).
 
-1. triaudit_allreduce (built without MPI) started as one of several processes refuses to run
+1. triaudit_<collective> (built without MPI) started as one of several processes refuses to run
    (exit 2) and says what to do: with the launcher's variables set, and under a real mpirun.
-2. triaudit_allreduce_mpi --dry-run under `mpirun -np 2`: both ranks get the same NCCL unique
+2. triaudit_<collective>_mpi --dry-run under `mpirun -np 2`: both ranks get the same NCCL unique
    id (the broadcast worked) and each its local rank and device mapping (or the reason there is
    no device).
-Usage: check_allreduce_launch.py SINGLE_EXE [MPI_EXE MPIRUN]
+Usage: check_collective_launch.py SINGLE_EXE [MPI_EXE MPIRUN]
 """
 
 import os
@@ -22,9 +22,10 @@ def fail(msg):
 
 def main():
     single = sys.argv[1]
+    name = os.path.basename(single)
     env = dict(os.environ, OMPI_COMM_WORLD_SIZE="4")
     r = subprocess.run([single], env=env, capture_output=True, text=True, timeout=60)
-    if r.returncode != 2 or "one of 4 processes" not in r.stderr or "triaudit_allreduce_mpi" not in r.stderr:
+    if r.returncode != 2 or "one of 4 processes" not in r.stderr or f"{name}_mpi" not in r.stderr:
         fail(f"the single-process trap was not refused: exit {r.returncode}, {r.stderr!r}")
     print("single-process build refuses to run as one of several processes")
     if len(sys.argv) < 4:
@@ -44,9 +45,9 @@ def main():
         r = subprocess.run([mpi_exe, *args], env=plain, capture_output=True, text=True, timeout=60)
         if r.returncode != code or needle not in (r.stdout + r.stderr):
             fail(
-                f"triaudit_allreduce_mpi {' '.join(args)}: exit {r.returncode} (expected {code}), output {r.stdout + r.stderr!r}"
+                f"{name}_mpi {' '.join(args)}: exit {r.returncode} (expected {code}), output {r.stdout + r.stderr!r}"
             )
-    print("triaudit_allreduce_mpi: --help, a stray word and a bad flag answered before the MPI bootstrap")
+    print(f"{name}_mpi: --help, a stray word and a bad flag answered before the MPI bootstrap")
     env = dict(
         os.environ,
         OMPI_ALLOW_RUN_AS_ROOT="1",
