@@ -2,12 +2,11 @@
 
 #include <cuda.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <thread>
 
 #include "collective_math.hpp"
 #include "nccl_check.hpp"
+#include "wait_loop.hpp"
 
 #if TRIAUDIT_WITH_MPI
 #include <mpi.h>
@@ -159,36 +158,35 @@ void CollectiveWorld::abort(const std::string& why) {
 
 void CollectiveWorld::wait(const std::vector<cudaEvent_t>& done, const std::vector<ncclComm_t>& comms,
                            double timeout_s) {
-  const auto start = std::chrono::steady_clock::now();
-  std::size_t finished = 0;
-  std::vector<bool> is_done(done.size(), false);
-  while (finished < done.size()) {
-    for (std::size_t i = 0; i < done.size(); ++i) {
-      if (is_done[i]) continue;
-      const cudaError_t e = cudaEventQuery(done[i]);
-      if (e == cudaSuccess) {
-        is_done[i] = true;
-        ++finished;
-      } else if (e != cudaErrorNotReady) {
-        abort(cudaGetErrorString(e));
-        throw Error(std::string("CUDA error while waiting for the collective: ") + cudaGetErrorString(e));
-      }
-      ncclResult_t async = ncclSuccess;
-      if (i < comms.size() && comms[i] && ncclCommGetAsyncError(comms[i], &async) == ncclSuccess &&
-          async != ncclSuccess) {
-        const std::string msg =
-            std::string("NCCL reported ") + ncclGetErrorString(async) + " on rank " + std::to_string(local_[i].rank);
-        abort(msg);
-        throw Error(msg);
-      }
-    }
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
-      const std::string msg = "the collective did not complete within " + std::to_string(static_cast<int>(timeout_s)) +
-                              " s (a rank died or the network hangs); communicators aborted";
-      abort(msg);
-      throw Error(msg);
-    }
-    if (finished < done.size()) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  std::string failure;
+  const WaitResult r = wait_for_all(
+      done.size(),
+      [&](std::size_t i) {
+        const cudaError_t e = cudaEventQuery(done[i]);
+        if (e == cudaSuccess) return Poll::kDone;
+        if (e != cudaErrorNotReady) {
+          failure = std::string("CUDA error while waiting for the collective: ") + cudaGetErrorString(e);
+          return Poll::kFailed;
+        }
+        ncclResult_t async = ncclSuccess;
+        if (i < comms.size() && comms[i] && ncclCommGetAsyncError(comms[i], &async) == ncclSuccess &&
+            async != ncclSuccess) {
+          failure =
+              std::string("NCCL reported ") + ncclGetErrorString(async) + " on rank " + std::to_string(local_[i].rank);
+          return Poll::kFailed;
+        }
+        return Poll::kPending;
+      },
+      timeout_s);
+  if (r.failed) {
+    abort(failure);
+    throw Error(failure);
+  }
+  if (r.timed_out) {
+    const std::string msg = "the collective did not complete within " + std::to_string(static_cast<int>(timeout_s)) +
+                            " s (a rank died or the network hangs); communicators aborted";
+    abort(msg);
+    throw Error(msg);
   }
 }
 

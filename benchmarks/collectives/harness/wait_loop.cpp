@@ -1,0 +1,36 @@
+#include "wait_loop.hpp"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace triaudit {
+
+void idle_between_polls() { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+WaitResult wait_for_all(std::size_t n, const std::function<Poll(std::size_t)>& poll, double timeout_s,
+                        const std::function<double()>& now, const std::function<void()>& idle) {
+  const double start = now();
+  std::vector<bool> done(n, false);
+  std::size_t finished = 0;
+  while (finished < n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (done[i]) continue;
+      const Poll p = poll(i);
+      if (p == Poll::kFailed) return {false, true, i};
+      if (p == Poll::kDone) {
+        done[i] = true;
+        ++finished;
+      }
+    }
+    if (finished < n && now() - start > timeout_s) return {true, false, 0};
+    if (finished < n) idle();
+  }
+  return {};
+}
+
+}  // namespace triaudit
