@@ -15,15 +15,16 @@ struct WaitResult {
   std::size_t failed_index = 0;  // valid when failed
 };
 
-// What the waiter does after a pass over the items that leaves work pending.
+// What the waiter does after a pass over the items in which nothing finished: sched_yield(), as
+// nccl-tests' testStreamSynchronize does; it never sleeps.
 void idle_between_polls();
 
 // Seconds of the steady clock.
 double steady_seconds();
 
 // Polls items 0..n-1 (`poll(i)`, each until it says done) pass after pass; stops at the first
-// failure, or once `now()` is more than `timeout_s` past its value at the start. Between passes
-// that leave work pending it calls `idle`.
+// failure, or once `now()` is more than `timeout_s` past its value at the start. After a pass in
+// which nothing finished it calls `idle`, then polls again at once.
 WaitResult wait_for_all(std::size_t n, const std::function<Poll(std::size_t)>& poll, double timeout_s,
                         const std::function<double()>& now = steady_seconds,
                         const std::function<void()>& idle = idle_between_polls);
