@@ -1,6 +1,7 @@
 #include "agreement.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 
@@ -34,8 +35,8 @@ void Agreement::fail_locally(const std::string& message) {
   message_ = message;
 }
 
-void Agreement::throw_verdict(int kind, int rank, const std::string& message) const {
-  const std::string who = mpi_ ? "rank " + std::to_string(rank) + ": " : "";
+void Agreement::throw_verdict(int kind, int rank, const std::string& message, bool every_rank) const {
+  const std::string who = mpi_ && !every_rank ? "rank " + std::to_string(rank) + ": " : "";
   if (kind == 1) throw SkipCase(who + message);
   if (kind == 3) throw VerificationError(who + message);
   if (kind == 2) throw Error(who + message);
@@ -47,8 +48,15 @@ namespace {
 struct Verdict {
   int kind = 0, rank = 0;
   bool broken = false;
+  bool every_rank = false;  // every rank had this outcome, with the same message
   std::string message;
 };
+
+std::uint64_t fingerprint(const std::string& s) {  // FNV-1a: the same on every rank
+  std::uint64_t h = 1469598103934665603ULL;
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return h;
+}
 
 Verdict worst_status(int kind, const std::string& message, bool broken) {
   int me = 0;
@@ -67,6 +75,12 @@ Verdict worst_status(int kind, const std::string& message, bool broken) {
   v.rank = worst.rank;
   v.broken = any_broken != 0;
   if (v.kind == 0) return v;
+  // One outcome everywhere (e.g. no CUDA device on any rank) is the job's, not one rank's.
+  const std::uint64_t h = fingerprint(message) ^ static_cast<std::uint64_t>(mine.value);
+  std::uint64_t lo = 0, hi = 0;
+  MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  v.every_rank = lo == hi;
   char buf[1024] = {};
   if (me == v.rank) std::strncpy(buf, message.c_str(), sizeof buf - 1);
   MPI_Bcast(buf, sizeof buf, MPI_CHAR, v.rank, MPI_COMM_WORLD);
@@ -82,11 +96,11 @@ void Agreement::agree() {
     const bool broken = kind_ != 0 && broken_probe_ && broken_probe_();
     const Verdict v = worst_status(kind_, message_, broken);
     if (v.broken && !broken && on_broken_) on_broken_(v.message);
-    if (v.kind != 0) throw_verdict(v.kind, v.rank, v.message);
+    if (v.kind != 0) throw_verdict(v.kind, v.rank, v.message, v.every_rank);
     return;
   }
 #endif
-  if (kind_ != 0) throw_verdict(kind_, 0, message_);
+  if (kind_ != 0) throw_verdict(kind_, 0, message_, true);
 }
 
 std::pair<double, double> Agreement::sum_max(double value, double max_value) {
@@ -102,7 +116,7 @@ std::pair<double, double> Agreement::sum_max(double value, double max_value) {
     return {sum, max[0]};
   }
 #endif
-  if (kind_ != 0) throw_verdict(kind_, 0, message_);
+  if (kind_ != 0) throw_verdict(kind_, 0, message_, true);
   return {value, max_value};
 }
 

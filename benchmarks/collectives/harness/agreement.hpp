@@ -6,7 +6,8 @@
 // in phases (step), each local failure is captured instead of thrown, and ranks meet at points
 // where they agree on the outcome (agree, and the per-region sum_max, which carries each rank's
 // status beside its numbers). When any rank failed, every rank throws the same verdict, naming the
-// rank and its message, and all go on to the next case together. Without MPI (one process) the
+// rank and its message (or, when every rank had the same outcome and message, that message alone),
+// and all go on to the next case together. Without MPI (one process) the
 // same calls run locally. No CUDA here: tests/mpi exercises it under mpirun without a GPU.
 #pragma once
 #include <functional>
@@ -38,7 +39,7 @@ class Agreement {
   void broken_probe(std::function<bool()> fn) { broken_probe_ = std::move(fn); }
 
  private:
-  void throw_verdict(int kind, int rank, const std::string& message) const;
+  void throw_verdict(int kind, int rank, const std::string& message, bool every_rank) const;
   bool mpi_;
   int kind_ = 0;  // 0 ok, 1 skipped, 2 failed, 3 verification failed
   std::string message_;

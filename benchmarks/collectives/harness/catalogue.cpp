@@ -111,6 +111,14 @@ bool has_flag(int argc, char** argv, const char* flag) {
   return false;
 }
 
+bool lists_catalogue(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--benchmark_list_tests", 22) == 0 &&
+        std::strcmp(argv[i], "--benchmark_list_tests=false") != 0)
+      return true;
+  return false;
+}
+
 SuiteSpec base_spec() {
   const CollectiveSpec& c = the_collective();
   g_opt.types = c.default_types;

@@ -55,6 +55,8 @@ void register_collective_cases();
 SuiteSpec base_spec();
 
 bool has_flag(int argc, char** argv, const char* flag);
+// --benchmark_list_tests (and not =false): print the catalogue, nothing else.
+bool lists_catalogue(int argc, char** argv);
 
 // True in triaudit_<collective>_mpi (one rank per process), false in triaudit_<collective>.
 bool mpi_build();

@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   SuiteSpec spec = base_spec();
   const std::string exe = spec.executable;
   if (const auto rc = check_command_line(argc, argv, spec, {"--dry-run"})) return *rc;
+  // The catalogue needs no launcher, MPI or device: the same list everywhere.
+  if (lists_catalogue(argc, argv)) return suite_main(argc, argv, spec);
   // Every rank must run the cases in the same order: Google Benchmark seeds its shuffle per process.
   for (int i = 1; i < argc; ++i)
     if (std::strncmp(argv[i], "--benchmark_enable_random_interleaving", 38) == 0 &&
@@ -108,7 +110,12 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return id_ok ? 0 : 1;  // the bootstrap got through; mapping problems are printed per rank
   }
-  if (worst != 0) {
+  // No rank has a CUDA device: the suite still runs on every rank, in step, each case skipped with
+  // the reason (rank 0 reports and writes the result file), as the single-process build does.
+  int best = 0;
+  MPI_Allreduce(&mine, &best, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  const bool no_device_anywhere = worst == 1 && best == 1;
+  if (worst != 0 && !no_device_anywhere) {
     if (rank == 0) {
       for (int r = 0; r < size; ++r) std::fprintf(stderr, "%s\n", &all[static_cast<std::size_t>(r) * sizeof line]);
       std::fprintf(stderr, "%s: not every rank has a GPU and a unique id: nothing measured\n", exe.c_str());
@@ -124,7 +131,7 @@ int main(int argc, char** argv) {
                               [](char* a) { return std::strncmp(a, "--benchmark_out", 15) == 0; }),
                args.end());
   std::string device_flag = "--device=" + std::to_string(device);
-  args.push_back(device_flag.data());
+  if (!no_device_anywhere) args.push_back(device_flag.data());
   args.push_back(nullptr);
   int n_args = static_cast<int>(args.size()) - 1;
 
