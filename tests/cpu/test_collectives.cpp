@@ -1,5 +1,5 @@
 // Every collective the harness measures, against nccl-tests' published formulas: one row per
-// collective, transcribed from nccl-tests' src/<collective>.cu (NVIDIA/nccl-tests at 24874bd:
+// collective, transcribed from nccl-tests' src/<collective>.cu (NVIDIA/nccl-tests at 2becba8:
 // getCollByteCount and getBw), and NCCL's definition of its result (nccl.h). For 1, 2, 3 and 8
 // ranks and 2- and 4-byte elements: the buffer counts, algbw and busbw, and every output
 // element's expected value against the collective carried out here on the harness's inputs.
@@ -48,6 +48,16 @@ const Row kRows[] = {
        int s = 0;
        for (int q = 0; q < nranks; ++q) s += in(q, k);
        return s;
+     }},
+    {"allgather",  // src/all_gather.cu; ncclAllGather: rank i's data lands at recvbuff + i x sendcount
+     [](std::size_t count, std::size_t elt, int nranks) {
+       const std::size_t base = (count / nranks) & -(16 / elt);
+       return Counts{base, base * nranks, base, base, 0};
+     },
+     [](std::size_t count, int typesize, int nranks) { return static_cast<double>(count * typesize * nranks); },
+     [](int nranks) { return static_cast<double>(nranks - 1) / static_cast<double>(nranks); },
+     [](const Inputs& in, int, std::uint64_t k, const Counts& n, int, int) {
+       return in(static_cast<int>(k / n.send), k % n.send);
      }},
 };
 
