@@ -59,6 +59,18 @@ const Row kRows[] = {
      [](const Inputs& in, int, std::uint64_t k, const Counts& n, int, int) {
        return in(static_cast<int>(k / n.send), k % n.send);
      }},
+    {"reduce_scatter",  // src/reduce_scatter.cu; ncclReduceScatter: rank r gets the sum of block r
+     [](std::size_t count, std::size_t elt, int nranks) {
+       const std::size_t base = (count / nranks) & -(16 / elt);
+       return Counts{base * nranks, base, base, 0, base};
+     },
+     [](std::size_t count, int typesize, int nranks) { return static_cast<double>(count * typesize * nranks); },
+     [](int nranks) { return static_cast<double>(nranks - 1) / static_cast<double>(nranks); },
+     [](const Inputs& in, int rank, std::uint64_t k, const Counts& n, int nranks, int) {
+       int s = 0;
+       for (int q = 0; q < nranks; ++q) s += in(q, rank * n.recv + k);
+       return s;
+     }},
 };
 
 constexpr std::size_t kCounts[] = {1, 2, 7, 8, 100, 1000, 1024, 4096, 12345, 1u << 20};
