@@ -71,6 +71,16 @@ const Row kRows[] = {
        for (int q = 0; q < nranks; ++q) s += in(q, rank * n.recv + k);
        return s;
      }},
+    {"alltoall",  // src/alltoall.cu; ncclAlltoAll: block j of rank i's sendbuff lands at recvbuff + i x count on j
+     [](std::size_t count, std::size_t elt, int nranks) {
+       const std::size_t param = (count / nranks) & -(16 / elt);
+       return Counts{nranks * param, nranks * param, param, 0, 0};
+     },
+     [](std::size_t count, int typesize, int nranks) { return static_cast<double>(count * nranks * typesize); },
+     [](int nranks) { return static_cast<double>(nranks - 1) / static_cast<double>(nranks); },
+     [](const Inputs& in, int rank, std::uint64_t k, const Counts& n, int, int) {
+       return in(static_cast<int>(k / n.param), rank * n.param + k % n.param);
+     }},
 };
 
 constexpr std::size_t kCounts[] = {1, 2, 7, 8, 100, 1000, 1024, 4096, 12345, 1u << 20};
