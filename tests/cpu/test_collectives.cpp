@@ -81,6 +81,11 @@ const Row kRows[] = {
      [](const Inputs& in, int rank, std::uint64_t k, const Counts& n, int, int) {
        return in(static_cast<int>(k / n.param), rank * n.param + k % n.param);
      }},
+    {"broadcast",  // src/broadcast.cu; ncclBroadcast: every rank gets the root's buffer
+     [](std::size_t count, std::size_t, int) { return Counts{count, count, count, 0, 0}; },
+     [](std::size_t count, int typesize, int) { return static_cast<double>(count * typesize); },
+     [](int) { return 1.0; },
+     [](const Inputs& in, int, std::uint64_t k, const Counts&, int, int root) { return in(root, k); }},
 };
 
 constexpr std::size_t kCounts[] = {1, 2, 7, 8, 100, 1000, 1024, 4096, 12345, 1u << 20};
