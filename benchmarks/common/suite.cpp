@@ -205,7 +205,8 @@ CaseOutcome run_guarded_outcome(benchmark::State& state, const std::function<voi
   } catch (const std::exception& e) {
     failure = std::string("error: ") + e.what();
   }
-  if (const std::string sticky = sticky_cuda_error(); !sticky.empty()) {
+  // Without a device every CUDA call fails alike: that is not a context a case broke.
+  if (const std::string sticky = suite().probe.available ? sticky_cuda_error() : ""; !sticky.empty()) {
     suite().context_lost = "an earlier case broke the CUDA context (" + sticky + "; its message: " + failure +
                            "); run the remaining cases in a new process, e.g. with --benchmark_filter";
     failure += " [the CUDA context is lost (" + sticky + "): every later case in this process fails]";

@@ -270,6 +270,7 @@ int main(int argc, char** argv) {
       add_flags,
       register_p2p,
       before_run,
-      false};
+      false,
+      "node"};  // every pair of the node's GPUs: a node-level figure (case_description.hpp)
   return suite_main(argc, argv, spec);
 }

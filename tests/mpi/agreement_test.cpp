@@ -1,5 +1,6 @@
 // Under mpirun -np 2 (no GPU needed): cases where rank 1 fails at different points must end with
-// the same verdict on both ranks, in step, and the next case must run normally on both.
+// the same verdict on both ranks, in step, and the next case must run normally on both; an outcome
+// every rank shares names no rank.
 // Exit 0 when every expectation held on this rank; each rank prints one line per case.
 #include <mpi.h>
 
@@ -33,6 +34,8 @@ std::string run_case(int fail_where) {
     a.step([&] {
       if (fail_where == 3 && g_rank == 1) throw triaudit::VerificationError("3 elements wrong");
       if (fail_where == 4 && g_rank == 0) throw triaudit::SkipCase("too little memory");
+      if (fail_where == 5) throw triaudit::SkipCase("no CUDA device (none here)");
+      if (fail_where == 6) throw triaudit::Error("failed on rank " + std::to_string(g_rank));
     });
     a.agree();
     return "ok";
@@ -60,6 +63,11 @@ int main(int argc, char** argv) {
   expect(run_case(2), "error: rank 1: region 1 failed");
   expect(run_case(3), "verification: rank 1: 3 elements wrong");
   expect(run_case(4), "skipped: rank 0: too little memory");
+  expect(run_case(0), "ok");
+  // The same outcome and message on every rank is the job's: no rank named.
+  expect(run_case(5), "skipped: no CUDA device (none here)");
+  // Every rank failed, each its own way: the lowest rank's message, named.
+  expect(run_case(6), "error: rank 0: failed on rank 0");
   expect(run_case(0), "ok");
   // Rank 1's communicators are gone: every other rank is told to abort its own.
   {
