@@ -31,11 +31,9 @@ from triaudit.core.files import atomic_write
 from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import stats
 from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, provenance
-from triaudit.results.counters import DISPLAY, judged_counter
-from triaudit.results.gbench import load_result
-from triaudit.results.plausible import case_problem
-from triaudit.results.reading import scan_paths
-from triaudit.results.runs import gpu_identity, read_run
+from triaudit.results.counters import DISPLAY
+from triaudit.results.runs import gpu_identity
+from triaudit.results.samples import CaseSample, case_sample  # noqa: F401 (CaseSample: compare's name for it)
 
 # Verdicts that fail the gate, and the order sections are printed in.
 FAILING = ["slower", "newly failing", "missing", "algorithm changed", "not comparable", "untested change"]
@@ -56,18 +54,6 @@ class NothingToJudge(CompareError):
 
 
 @dataclass
-class CaseSample:
-    status: str  # ok, error or skipped
-    message: str = ""
-    metric: str = ""
-    higher: bool = True
-    values: list = field(default_factory=list)  # repetitions (aggregates-only files: the median alone)
-    aggregates_only: bool = False
-    algo: tuple = ()  # distinct algo_id values of a GEMM case
-    label: str = ""
-
-
-@dataclass
 class RunSamples:
     label: str
     context: dict
@@ -82,37 +68,17 @@ class RunSamples:
         return {c: (s.metric, s.higher, s.values) for c, s in self.cases.items() if s.status == "ok" and s.values}
 
 
-def _case_sample(runs: list, file: str = "", context: dict | None = None) -> CaseSample:
-    """The case's repetitions as compare and history judge them; a figure no card can produce
-    (results/plausible.py) makes it an error, never a number."""
-    bad = [r for r in runs if r.status != "ok"]
-    if bad:
-        worst = next((r for r in bad if r.status == "error"), bad[0])
-        return CaseSample(worst.status, worst.message)
-    reps = [r for r in runs if r.run_type == "iteration"]
-    aggregates_only = not reps
-    if aggregates_only:
-        reps = [r for r in runs if r.aggregate_name == "median"]
-        if not reps:
-            kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
-            return CaseSample("skipped", f"only aggregates ({', '.join(kinds)}) and no median")
-    counters = {**reps[0].counters, "time_s": reps[0].time_s}
-    judged = judged_counter({k: v for k, v in counters.items() if v == v})
-    if judged is None:
-        return CaseSample("error", "no counter to judge (no time and no throughput counter)")
-    metric, higher = judged
-    figures = {k: [r.counters.get(k, math.nan) for r in reps] for k in reps[0].counters}
-    figures["time_s"] = [r.time_s for r in reps]
-    problem = case_problem(file, reps[0].case, figures, context or {})
-    if problem:
-        return CaseSample("error", problem)
-    values = [(r.time_s if metric == "time_s" else r.counters.get(metric, math.nan)) for r in reps]
-    algo = tuple(sorted({r.counters["algo_id"] for r in reps if "algo_id" in r.counters}))
-    return CaseSample("ok", "", metric, higher, [v for v in values if v == v], aggregates_only, algo, reps[0].label)
-
-
 def load_samples(path: Path) -> RunSamples:
-    files, skipped = scan_paths([path])
+    """The repetitions of every case of one run folder (or file), as compare and history judge
+    them: from the results store where it holds the run (store/), else from its JSON files."""
+    from triaudit.store.source import samples_of
+
+    return assemble_samples(path, *samples_of([path])[0])
+
+
+def assemble_samples(path: Path, files: list[Path], skipped: list[str], per_file) -> RunSamples:
+    """One run's RunSamples from its files' samples (results/samples.py FileSamples, in scan
+    order): a case in two files is a conflict, never two numbers; one GPU at a time."""
     if not files:
         raise CompareError(f"{path}: no result files" + (f" ({'; '.join(skipped)})" if skipped else ""))
     folders = sorted({f.parent for f in files})
@@ -128,26 +94,22 @@ def load_samples(path: Path) -> RunSamples:
     gpus: set[str] = set()
     notes: list[str] = list(skipped)
     provenances: set[str] = set()
-    for f in files:
-        rf = load_result(f)
-        notes += rf.notes
-        provenances.add(provenance(rf.context))
-        run = read_run(f.parent, [rf.context])
-        complete = complete and run.complete
-        gpu = gpu_identity(rf.context, run, f.name)
-        if gpu and not str(rf.context.get("executable", "")).startswith("peer:"):
+    for fs in per_file:
+        f = fs.path
+        notes += fs.notes
+        provenances.add(provenance(fs.context))
+        complete = complete and fs.run.complete
+        gpu = gpu_identity(fs.context, fs.run, f.name)
+        if gpu and not str(fs.context.get("executable", "")).startswith("peer:"):
             gpus.add(gpu)
-        if str(rf.context.get("gpu_available", "")).lower() == "true":
-            context = context or rf.context
-        by_case: dict[str, list] = {}
-        for r in rf.runs:
-            by_case.setdefault(r.case, []).append(r)
-        for case, runs in by_case.items():
+        if str(fs.context.get("gpu_available", "")).lower() == "true":
+            context = context or fs.context
+        for case, sample in fs.cases:
             if case in owner:  # one case in two files of one run: never two numbers for one case
                 cases[case] = CaseSample("error", f"conflict: {case} is in both {Path(owner[case]).name} and {f.name}")
                 continue
             owner[case] = str(f)
-            cases[case] = _case_sample(runs, str(f), rf.context)
+            cases[case] = sample
     if len(gpus) > 1:
         raise CompareError(
             f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
@@ -388,6 +350,17 @@ def summary_markdown(comparison: Comparison, baseline: str, new: str) -> str:
     return "\n".join(lines)
 
 
+MAX_TICKS = 6
+
+
+def _tick_positions(n: int) -> list[int]:
+    """Which of n runs a history panel names: every one up to MAX_TICKS, else evenly spaced ones
+    from the first to the last."""
+    if n <= MAX_TICKS:
+        return list(range(n))
+    return sorted({round(i * (n - 1) / (MAX_TICKS - 1)) for i in range(MAX_TICKS)})
+
+
 def history(
     runs: list[Path],
     out: Path,
@@ -405,7 +378,12 @@ def history(
         raise CompareError(f"--cases {case_filter!r}: not a valid regular expression ({e})") from None
     if out.exists() and not out.is_dir():
         raise CompareError(f"--out {out}: exists and is not a folder")
-    loaded = sorted((load_samples(r) for r in runs), key=lambda r: Path(r.label).name)
+    from triaudit.store.source import samples_of
+
+    # Every run at once: from the results store where it holds them (one query), else each run's JSON.
+    loaded = sorted(
+        (assemble_samples(path, *got) for path, got in zip(runs, samples_of(runs))), key=lambda r: Path(r.label).name
+    )
     if len(loaded) < 2:
         raise CompareError("history needs at least two runs")
     cards: dict[str, list[str]] = {}
@@ -438,7 +416,7 @@ def history(
             verdict = ""
             if i > 0:
                 verdict = stats.decide(
-                    loaded[i - 1].samples[case][2], vals, higher, alpha, min_effect, min_repetitions
+                    loaded[i - 1].samples[case][2], vals, higher, alpha, min_effect, min_repetitions, p_for_same=False
                 ).verdict
             rows.append(
                 {
@@ -482,7 +460,10 @@ def history(
             label="slower than the run before" if bad else None,
             zorder=3,
         )
-        ax.set_xticks(list(x), t["run"], rotation=30, ha="right", fontsize=7)
+        # At most MAX_TICKS run names per panel, evenly spaced, the first and the newest among them:
+        # a year of runs drew 365 names over each other (history.csv names every run).
+        ticks = _tick_positions(len(t))
+        ax.set_xticks(ticks, [t["run"].iloc[i] for i in ticks], rotation=30, ha="right", fontsize=7)
         ax.set_title(("REGRESSED: " if bad else "") + case, fontsize=7, color="red" if bad else "black")
         ax.set_ylabel(unit)
         ax.ticklabel_format(axis="y", style="plain", useOffset=False)

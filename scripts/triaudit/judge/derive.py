@@ -38,10 +38,8 @@ from triaudit.core.errors import TriauditError
 from triaudit.judge.floors_toml import dumps
 from triaudit.judge.gate_checks import CHECKS, NODE_CHECKS, fmt
 from triaudit.judge.gate_facts import gpu_facts
-from triaudit.judge.outliers import identities
 from triaudit.results.figures import gpu_measured, headline_figures
-from triaudit.results.reading import scan_paths
-from triaudit.results.table import load_results, plain
+from triaudit.results.table import plain
 
 MAD_SCALE = 1.4826
 K_SIGMA = 3.0
@@ -208,14 +206,28 @@ def _as_pattern(case: str) -> str:
     return re.sub(r"src:\d+/dst:\d+", "src:*/dst:*", case)
 
 
+# The counters derive reads: the checks', their headlines' (results/figures.py), each collective's
+# GPU count and the energy column the selector fills. Only these are loaded from a results store.
+_HEADLINES = {h.key: h for _, h in registry.headlines()}
+NEEDED = (
+    {c.metric for c in CHECKS.values()}
+    | {_HEADLINES[c.headline].counter for c in CHECKS.values() if c.headline in _HEADLINES}
+    | {"ranks", "watts_mean"}
+)
+
+
 def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
-    """Per SKU of the fleet under `paths`, its floors, and notes on what was left out."""
-    files, skipped = scan_paths(paths)
-    if not files:
+    """Per SKU of the fleet under `paths`, its floors, and notes on what was left out (the runs
+    from the results store where it holds them, store/source.py, else from their JSON files)."""
+    from triaudit.store.source import open_source
+
+    source = open_source(paths)
+    if not source.runs:
         raise DeriveError(f"no result files under {', '.join(map(str, paths))}")
-    rs = load_results(files)
-    who = identities(rs)
-    notes = list(skipped) + list(rs.notes)
+    rs = source.load(None, NEEDED)
+    who = source.identities(source.runs)
+    notes = list(source.skipped) + source.notes()
+    _SPAN[tuple(map(str, paths))] = _span(source)
     if not who:
         return [], notes + ["no GPU result in these files: nothing to derive floors from"]
     t = rs.table
@@ -394,15 +406,24 @@ def to_toml(skus: list[SkuFloors], fleet: str, date: str, measured: str) -> str:
     return dumps(data, head)
 
 
-def measured_span(paths: list[Path]) -> str:
-    """The runs' dates, first to last (from their folders' stamps and manifests)."""
-    from triaudit.results.runs import read_run
+_SPAN: dict[tuple, str] = {}  # the span of the runs derive() read, by its paths
 
-    files = scan_paths(paths)[0]
-    starts = sorted({read_run(f.parent, []).started for f in files} - {""})
+
+def _span(source) -> str:
+    starts = sorted({r.row["started_recorded"] for r in source.runs} - {""})
     if not starts:
         return "dates unknown"
     return starts[0] if len(starts) == 1 else f"{starts[0]} to {starts[-1]}"
+
+
+def measured_span(paths: list[Path]) -> str:
+    """The runs' dates, first to last (from their folders' stamps and manifests)."""
+    key = tuple(map(str, paths))
+    if key not in _SPAN:
+        from triaudit.store.source import open_source
+
+        _SPAN[key] = _span(open_source(paths))
+    return _SPAN[key]
 
 
 def today_utc() -> str:
