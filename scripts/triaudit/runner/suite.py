@@ -101,7 +101,9 @@ def step_limit(step: str, cases: list[str], args: list[str], gpu_name: str, gpus
     if card is None:  # the slowest known card: a generous bound for a card the model cannot rate
         card = min(specs.CARDS, key=lambda c: c.mem_bw)
         basis = f"{card.key}'s rates (no datasheet for {gpu_name or 'this GPU'})"
-    est = timemodel.estimate_cases(STEP_EXECUTABLE[step], cases, card, timemodel.settings_from_args(args), max(1, gpus))
+    est = timemodel.estimate_cases(
+        STEP_EXECUTABLE[step], cases, card, timemodel.settings_from_args(args), max(1, gpus), args
+    )
     return LIMIT_FACTOR * est.seconds + LIMIT_SLACK_S, f"{est.seconds:.0f} s estimated on {basis} x 3 + 30 s"
 
 

@@ -44,11 +44,18 @@ class ModelError(TriauditError):
     pass
 
 
-def estimate_cases(executable: str, names: list[str], card: specs.CardSpec, s: Settings, gpus: int = 1) -> ExeEstimate:
+def estimate_cases(
+    executable: str,
+    names: list[str],
+    card: specs.CardSpec,
+    s: Settings,
+    gpus: int = 1,
+    args: list[str] | None = None,
+) -> ExeEstimate:
     startup = EXE_STARTUP_S
     owner = corner_of_executable(executable)
     if owner is not None and owner.startup_s is not None:
-        startup += owner.startup_s(names)
+        startup += owner.startup_s(names, list(args or ()))
     out = ExeEstimate(executable, startup)
     for name in names:
         corner = corner_of_case(name)
@@ -112,7 +119,9 @@ def estimate_profile(
     out = []
     for step, exe in exes.items():
         args = profiles.profile_args(profile, step) + list(extra_args or [])
-        e = estimate_cases(profiles.STEP_EXECUTABLE[step], list_cases(exe, args), card, settings_from_args(args), gpus)
+        e = estimate_cases(
+            profiles.STEP_EXECUTABLE[step], list_cases(exe, args), card, settings_from_args(args), gpus, args
+        )
         e.executable = step
         out.append(e)
     return out, card
