@@ -467,7 +467,8 @@ void add_flags(FlagSet& f) {
                "window of the sustained ceiling cases (0: no sustained case)");
   f.add_choice(
       "ceiling-shapes", &g_opt.ceiling_shapes, {"triaudit", "mamf"},
-      "the burst ceiling's sweep: triaudit's 12 shapes, or mamf-finder's grid (M 256..20480 step 256, N = K = 4096)");
+      "the burst ceiling's sweep: triaudit's 12 shapes, or mamf-finder's grid (its M 256..20224 step 256, N = K = "
+      "4096: cuBLAS's m = 4096, n = M)");
   f.add_double("max-op-seconds", &g_opt.max_op_seconds, 0.001, 60.0,
                "skip shapes whose single GEMM is estimated to run longer (0.25 s at most under a display watchdog)");
 }

@@ -119,8 +119,12 @@ std::vector<GemmShape> ceiling_shapes() {
 }
 
 std::vector<GemmShape> mamf_ceiling_shapes() {
+  // mamf-finder's --m_range 0 20480 256 is np.arange(256, 20480, 256): M = 256 .. 20224. Its
+  // torch.mm(A[M x K], B[K x N]), B a transposed view of an N x K tensor, is C^T = B^T A^T to
+  // cuBLAS: TN with cuBLAS's m = N, n = M. So M, the dimension it varies, is cuBLAS's n.
   std::vector<GemmShape> out;
-  for (std::uint64_t m = 256; m <= 20480; m += 256) out.push_back({m, 4096, 4096, "ceiling", true});
+  for (std::uint64_t torch_m = 256; torch_m < 20480; torch_m += 256)
+    out.push_back({4096, torch_m, 4096, "ceiling", true});
   return out;
 }
 

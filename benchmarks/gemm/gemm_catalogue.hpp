@@ -106,8 +106,9 @@ void run_selection(std::vector<CandidateTiming>& timing, int first, int gemms, d
 }
 
 // The burst ceiling's sweep: triaudit's own 12 shapes, or mamf-finder's documented grid
-// (--m_range 0 20480 256 --n 4096 --k 4096: M = 256 .. 20480 in steps of 256) so the two can be
-// put side by side. Every shape TN, as mamf-finder's torch.matmul reaches cuBLAS.
+// (--m_range 0 20480 256 --n 4096 --k 4096: its M = 256 .. 20224 in steps of 256, 79 shapes) so the
+// two can be put side by side. Every shape TN with cuBLAS's n = mamf-finder's M and m = N = 4096,
+// as its torch.mm reaches cuBLAS.
 std::vector<GemmShape> mamf_ceiling_shapes();
 
 // gemm/cublaslt/<precision>/layout:<nn|tn>/m:M/n:N/k:K, or for an LLM layer
