@@ -158,9 +158,8 @@ DeviceWork gemm_work(cudaStream_t stream, double seconds_per_gemm, const std::fu
 }
 
 // Google Benchmark calls a case's body once per repetition: the operands, the workspace and the
-// tuned algorithm of the last case are kept, so the candidates are timed once per case.
-struct LtCaseCache {
-  std::string name;
+// tuned algorithm of the case are kept (KeptForCase), so the candidates are timed once per case.
+struct LtCaseState {
   std::unique_ptr<GemmBuffers> buf;
   std::unique_ptr<DeviceBuffer<unsigned char>> ws;
   std::unique_ptr<LtGemm> gemm;
@@ -172,17 +171,16 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
     const LtTypes t = lt_types(p);
     const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
     Stream stream;
-    static LtCaseCache cache;
-    const std::string key = gemm_case_name("cublaslt", p, s);
-    if (cache.name != key) {
-      cache = LtCaseCache{};  // free the previous case's operands first
+    static KeptForCase<LtCaseState> kept;
+    LtCaseState& cache = kept.get(gemm_case_name("cublaslt", p, s), [&] {
       require_short_enough(estimate_gemm_seconds(p, s), "this shape");
-      cache.buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
-      cache.ws = std::make_unique<DeviceBuffer<unsigned char>>(ws_bytes);
-      cache.gemm = std::make_unique<LtGemm>(lt_handle(), p, s, ws_bytes);
-      cache.gemm->autotune(*cache.buf, cache.ws->data(), stream, gemms_per_region(estimate_gemm_seconds(p, s)));
-      cache.name = key;
-    }
+      LtCaseState made;
+      made.buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
+      made.ws = std::make_unique<DeviceBuffer<unsigned char>>(ws_bytes);
+      made.gemm = std::make_unique<LtGemm>(lt_handle(), p, s, ws_bytes);
+      made.gemm->autotune(*made.buf, made.ws->data(), stream, gemms_per_region(estimate_gemm_seconds(p, s)));
+      return made;
+    });
     GemmBuffers* buf = cache.buf.get();
     DeviceBuffer<unsigned char>& ws = *cache.ws;
     LtGemm& gemm = *cache.gemm;
@@ -313,13 +311,27 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
 }
 
 // Sustained: 8192^3 back to back for --sustained-s after the warm-up, the median GEMM time over
-// the window, with the clock, power and temperature seen (mamf-finder's sustained figure).
+// the window, with the clock, power and temperature seen (mamf-finder's sustained figure). The
+// shape is prepared and its algorithm chosen on the case's first call only: every repetition times
+// the same algorithm, and the repetitions follow each other with no selection between them.
+struct SustainedShape {
+  std::unique_ptr<DeviceBuffer<unsigned char>> ws;
+  CeilingShape c;
+};
+
 void ceiling_sustained_case(benchmark::State& state, GemmPrecision p) {
   run_guarded(state, [&] {
     require_precision(p);
     Stream stream;
-    DeviceBuffer<unsigned char> ws(lt_workspace_bytes(device_cc()));
-    CeilingShape c = prepare_ceiling_shape(p, {8192, 8192, 8192, "ceiling", true}, ws, stream);
+    static KeptForCase<SustainedShape> kept;
+    SustainedShape& k = kept.get(precision_info(p).name, [&] {
+      SustainedShape made;
+      made.ws = std::make_unique<DeviceBuffer<unsigned char>>(lt_workspace_bytes(device_cc()));
+      made.c = prepare_ceiling_shape(p, {8192, 8192, 8192, "ceiling", true}, *made.ws, stream);
+      return made;
+    });
+    CeilingShape& c = k.c;
+    DeviceBuffer<unsigned char>& ws = *k.ws;
     DeviceWork work = gemm_work(
         stream, c.gemm->tuned_seconds(),
         [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), ws.data(), stream); }, c.buf->sets(),
@@ -330,7 +342,7 @@ void ceiling_sustained_case(benchmark::State& state, GemmPrecision p) {
     set_counters(state, p, c.shape);
     report_check(state, after);
     report_sustained(state, r);
-    append_label(state, c.gemm->chosen_description());
+    append_label(state, c.gemm->chosen_description() + " (chosen once, on the case's first call)");
     report_loop(state, r, "flops_per_joule", gemm_flops(c.shape.m, c.shape.n, c.shape.k));
   });
 }

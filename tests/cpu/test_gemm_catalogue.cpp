@@ -199,3 +199,29 @@ TEST(GemmCatalogue, TheMamfGridIsMamfFindersGridAsCublasSeesIt) {
     EXPECT_EQ(g[i].n, 256u * (i + 1)) << i;
   }
 }
+
+// A case's operands and tuned algorithm are made once per case, whatever the repetitions: the
+// sustained ceiling tuned again on every call, so its repetitions could time different algorithms.
+TEST(GemmCatalogue, ACaseTunesOnceAcrossItsRepetitions) {
+  struct Tuned {
+    int* alive;
+    int id;
+    Tuned(int* a, int i) : alive(a), id(i) { ++*alive; }
+    Tuned(Tuned&& o) noexcept : alive(o.alive), id(o.id) { o.alive = nullptr; }
+    ~Tuned() {
+      if (alive) --*alive;
+    }
+  };
+  int made = 0, alive = 0;
+  KeptForCase<Tuned> kept;
+  auto make = [&] {
+    EXPECT_EQ(alive, 0) << "the previous case's buffers are freed first";
+    return Tuned(&alive, ++made);
+  };
+  for (int rep = 0; rep < 5; ++rep) EXPECT_EQ(kept.get("gemm/ceiling/bf16/sustained", make).id, 1);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(kept.get("gemm/ceiling/fp8e4m3/sustained", make).id, 2);
+  EXPECT_EQ(alive, 1);
+  kept.clear();
+  EXPECT_EQ(alive, 0);
+}
