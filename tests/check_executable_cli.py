@@ -80,7 +80,7 @@ def main():
         if not driver_present and "no NVIDIA driver found (libcuda.so.1 not loadable)" not in r.stderr:
             fail(f"no driver on this machine, but the message says otherwise: {r.stderr!r}")
         ctx = data["context"]
-        if ctx.get("triaudit_schema_version") != "1" or not ctx.get("host"):
+        if ctx.get("triaudit_schema_version") != "2" or not ctx.get("host"):
             fail(f"context lacks triaudit_schema_version / host: {ctx}")
         # CUDA_LAUNCH_BLOCKING=1 makes every held stream wait out its timeout: the hold is off, and said so.
         env = dict(os.environ, CUDA_VISIBLE_DEVICES="", CUDA_LAUNCH_BLOCKING="1")

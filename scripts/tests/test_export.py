@@ -77,7 +77,7 @@ def test_bmf_one_entry_per_case_and_throughput_counter(run, tmp_path, capsys):
     gemm = doc["gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192"]
     assert list(gemm) == ["flops"] and gemm["flops"]["value"] == pytest.approx(780e12, rel=1e-6)
     assert gemm["flops"]["lower_value"] < gemm["flops"]["value"] < gemm["flops"]["upper_value"]
-    assert gemm["flops"]["triaudit_schema_version"] == "1"
+    assert gemm["flops"]["triaudit_schema_version"] == "2"
     assert set(doc["allreduce/out_of_place/bf16/bytes:1073741824"]) == {"busbw", "algbw"}
     assert set(doc["memcpy/h2d/pinned/bytes:1073741824"]) == {"bytes-per-second"}
     assert set(doc["launch/chain/eager/kernels:10"]) == {"per-kernel-s"}
@@ -92,7 +92,7 @@ def test_github_action_benchmark_splits_bigger_and_smaller(run, tmp_path):
     check_gab(smaller)
     g = next(e for e in bigger if e["name"] == "gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192 (flops)")
     assert g["unit"] == "TFLOP/s" and g["value"] == pytest.approx(780, rel=1e-6) and g["range"].startswith("± ")
-    assert "card: NVIDIA H200" in g["extra"] and "triaudit_schema_version: 1" in g["extra"]
+    assert "card: NVIDIA H200" in g["extra"] and "triaudit_schema_version: 2" in g["extra"]
     h = next(e for e in bigger if e["name"] == "memcpy/h2d/pinned/bytes:1073741824 (bytes_per_second)")
     assert h["unit"] == "GB/s" and h["value"] == pytest.approx(55, rel=1e-6)
     assert all(e["unit"] == "us" for e in smaller)

@@ -189,12 +189,16 @@ def test_the_same_answer_without_orjson(tmp_path, monkeypatch):
 def test_schema_version_absent_is_fine_a_newer_one_is_said(tmp_path):
     from triaudit.results.gbench import SCHEMA_VERSION
 
-    assert SCHEMA_VERSION == "1"
+    assert SCHEMA_VERSION == "2"
     rows = [_row(rep=0)]
     old = parse_result({"context": {}, "benchmarks": rows}, tmp_path / "old_synthetic.json")
     assert old.notes == [] and old.runs[0].status == "ok"
+    one = parse_result(
+        {"context": {"triaudit_schema_version": "1"}, "benchmarks": rows}, tmp_path / "one_synthetic.json"
+    )
+    assert one.notes == []  # an older schema is read (its renamed cases through legacy_names)
     new = parse_result(
-        {"context": {"triaudit_schema_version": "2"}, "benchmarks": rows}, tmp_path / "new_synthetic.json"
+        {"context": {"triaudit_schema_version": "3"}, "benchmarks": rows}, tmp_path / "new_synthetic.json"
     )
     assert new.runs[0].status == "ok"
-    assert new.notes == ["new_synthetic.json: written with triaudit result schema 2; this triaudit reads 1"]
+    assert new.notes == ["new_synthetic.json: written with triaudit result schema 3; this triaudit reads 2"]

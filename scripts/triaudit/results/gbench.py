@@ -23,6 +23,7 @@ from typing import Any
 
 from triaudit.core.errors import TriauditError
 from triaudit.results.counters import JUDGED_NAMES, is_energy
+from triaudit.results.legacy_names import current_name
 
 try:  # optional: only speed depends on it
     import orjson as _orjson
@@ -31,8 +32,8 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
 
 # The version of triaudit's result conventions (names, counters, context keys) that the executables
 # write as the context key `triaudit_schema_version` and exports carry. Files without it are older
-# and read as version 1.
-SCHEMA_VERSION = "1"
+# and read as version 1; older files' renamed cases are read under today's names (legacy_names.py).
+SCHEMA_VERSION = "2"
 
 # Fields Google Benchmark writes itself: everything else numeric in a run is a user counter.
 STANDARD_FIELDS = {
@@ -101,10 +102,11 @@ class ResultFile:
 
 @lru_cache(maxsize=65536)
 def case_name(name: str) -> str:
+    """The case a result row is of: Google Benchmark's suffixes dropped, an earlier schema's name as today's."""
     parts = name.split("/")
     while len(parts) > 1 and _GB_SUFFIX.match(parts[-1]):
         parts.pop()
-    return "/".join(parts)
+    return current_name("/".join(parts))
 
 
 def _status(entry: dict[str, Any]) -> tuple[str, str]:
@@ -295,6 +297,11 @@ def entry_run(i: int, e: Any, path: Path, skipped_rows: dict[str, int]) -> Run |
     )
 
 
+def _schema_known(version: str) -> bool:
+    """Versions up to this triaudit's are read (older names through legacy_names); a newer one is said."""
+    return version.isdigit() and int(version) <= int(SCHEMA_VERSION)
+
+
 def file_notes(path: Path, context: dict, skipped_rows: dict[str, int]) -> list[str]:
     """What a reader should be told about a file: rows left out, a different result schema."""
     notes = [f"{path.name}: {n} {what} row(s) skipped (no time of their own)" for what, n in skipped_rows.items()]
@@ -302,7 +309,7 @@ def file_notes(path: Path, context: dict, skipped_rows: dict[str, int]) -> list[
         if context.get(key):
             notes.append(f"warning: {path}: {context[key]}")
     version = context.get("triaudit_schema_version")
-    if version is not None and str(version) != SCHEMA_VERSION:
+    if version is not None and not _schema_known(str(version)):
         notes.append(
             f"{path.name}: written with triaudit result schema {version}; this triaudit reads {SCHEMA_VERSION}"
         )

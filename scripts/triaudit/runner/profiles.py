@@ -77,7 +77,7 @@ PROFILES: dict[str, dict[str, list[str]]] = {
             "--min-time=0.03",
             _QUICK_WARMUP,
             _REPS,
-            "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|latency/ce/.*/bytes:4)/",
+            "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|small_copy/ce/.*/bytes:4)/",
         ],
         "triaudit_launch": [
             "--min-time=0.03",
@@ -142,7 +142,7 @@ PROFILES: dict[str, dict[str, list[str]]] = {
             "--min-time=0.05",
             _FULL_WARMUP,
             _REPS,
-            "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|latency/ce/.*/bytes:4)/",
+            "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|small_copy/ce/.*/bytes:4)/",
         ],
         "triaudit_launch": [
             "--min-time=0.05",

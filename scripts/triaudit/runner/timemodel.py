@@ -332,7 +332,7 @@ def p2p_case(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float:
     size = int(a["bytes"])
     link = (card.nvlink_gbps / 2 * 1e9 if card.nvlink_gbps else card.pcie_gbps_per_direction * 1e9) * PCIE_EFFICIENCY
     setup = 2 * size / 4 / HOST_CHECK_PER_S  # pattern and the first full check
-    if parts[1] == "latency":
+    if parts[1] == "small_copy":
         return setup + s.repetitions * _loop(s, 100 * 5e-6)
     copy = size / link + 2e-6
     region = (4 if size <= (16 << 20) else 1) * copy + max(1, min(32, (64 << 20) // size)) * copy
