@@ -109,3 +109,18 @@ def test_the_gemm_selection_and_checks_are_counted():
     # every shape of the sweep selected once, the best one a second time
     assert burst > (len(T.CEILING_SHAPES) + 1) * T.AUTOTUNE_CANDIDATES * T.AUTOTUNE_MIN_S + s.warmup
     assert T.gemms_per_region(25e-6) == 20 and T.gemms_per_region(1.4e-3) == 1 and T.gemms_per_region(1e-6) == 31
+
+
+def test_the_sustained_triads_repetitions_follow_each_other():
+    """STREAM checks every output on the device: a call adds only the fills, the poison and a read of
+    the output around its window, and the first call no host check of the whole array (1 GiB copied
+    to the host and checked there put a second between the first two repetitions)."""
+    card = T.card_by_key("h200")
+    name = "stream/triad_sustained/fp32/cache:cold/bytes:1073741824"
+    one = T.settings_from_args(["--sustained-s=2", "--benchmark_repetitions=1"])
+    two = T.settings_from_args(["--sustained-s=2", "--benchmark_repetitions=2"])
+    per_call = T.stream_case(name, card, two) - T.stream_case(name, card, one)
+    outside_window = per_call - (T.CALL_OVERHEAD_S + one.warmup + one.sustained)
+    assert 0 < outside_window < 0.005
+    first_call_extra = T.stream_case(name, card, one) - per_call
+    assert first_call_extra < 0.005

@@ -57,7 +57,7 @@ TEST_F(ClockSampling, NvmlIsNotReadWhileATimedRegionRuns) {
   const int before = d.nvml_reads();
   std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the region
   EXPECT_EQ(d.nvml_reads() - before, 0);
-  sampler.sample();  // between regions
+  sampler.sample();                       // between regions
   EXPECT_EQ(d.nvml_reads() - before, 3);  // the clock, its reasons, the power
   const ClockSummary c = sampler.finish();
   EXPECT_EQ(c.samples, 1);
