@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "region_pipeline.hpp"
+#include "region_plan.hpp"
 #include "stream_latch.hpp"
 #include "suite.hpp"
 
@@ -66,9 +68,9 @@ class Instruments {
 // One held, event-timed region of work.ops operations; returns its seconds. The clock is sampled
 // while the stream is held (the device spins; nothing timed has started) or, without a hold,
 // before anything of the region is queued.
-double device_region(const DeviceWork& work, StreamLatch& latch, Event& start, Event& stop, Instruments& inst) {
+double device_region(const DeviceWork& work, StreamLatch& latch, Event& start, Event& stop, Instruments* inst) {
   const bool hold = work.hold;
-  if (!hold) inst.sample();
+  if (!hold && inst != nullptr) inst->sample();
   if (work.before_region) work.before_region();
   if (work.flusher != nullptr) work.flusher->flush(work.stream);
   if (hold) latch.hold(work.stream);
@@ -77,7 +79,7 @@ double device_region(const DeviceWork& work, StreamLatch& latch, Event& start, E
   for (int i = 0; i < work.ops; ++i) work.enqueue_op();
   stop.record(work.stream);
   if (hold) {
-    inst.sample();
+    if (inst != nullptr) inst->sample();
     latch.release();
   }
   stop.synchronize();
@@ -212,24 +214,43 @@ LoopResult time_device_pipelined(const DeviceWork& work, double window_s, double
   return r;
 }
 
-LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s, bool account_energy) {
-  check_queue_budget(work);
+// The most operations one held region of `work` takes (its queue budget, less the untimed ones).
+int most_ops_per_region(const DeviceWork& work) {
+  const int most =
+      (StreamLatch::kMaxQueuedEntries - 2) / std::max(1, work.queue_entries_per_op) - work.untimed_ops_in_region;
+  return std::max(1, work.max_ops > 0 ? std::min(work.max_ops, most) : most);
+}
+
+LoopResult time_device(const DeviceWork& given, double sustained_window_s, double warmup_s, bool account_energy) {
+  check_queue_budget(given);
   const MeasureSettings& cfg = measure_settings();
   const bool sustained = sustained_window_s > 0.0;
   // One operation first, with the stream not held: CUDA loads a module's kernels lazily, and
   // loading one may need the device to synchronize, which a held stream never lets happen (the
   // hold would time out; nvbandwidth preloads its kernels for the same reason).
-  work.enqueue_op();
+  given.enqueue_op();
   TRIAUDIT_CUDA_LAUNCH();
   synchronize_devices_in_use();
-  if (sustained)
-    return time_device_pipelined(work, sustained_window_s, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, account_energy);
   StreamLatch latch;
   Event start, stop;
-  Instruments inst;
-  return run_loop([&] { return device_region(work, latch, start, stop, inst); }, inst, false, work.ops,
-                  work.untimed_ops_in_region, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, cfg.min_time_s, true,
-                  account_energy);
+  DeviceWork work = given;
+  if (work.min_region_s > 0.0) {
+    // Sized by time: one untimed region of the fewest operations gives one operation's time.
+    const double t = device_region(work, latch, start, stop, nullptr);
+    work.ops = ops_for_region_time(t / work.ops, work.ops, most_ops_per_region(work), work.min_region_s);
+    check_queue_budget(work);
+  }
+  LoopResult r;
+  if (sustained) {
+    r = time_device_pipelined(work, sustained_window_s, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, account_energy);
+  } else {
+    Instruments inst;
+    r = run_loop([&] { return device_region(work, latch, start, stop, &inst); }, inst, false, work.ops,
+                 work.untimed_ops_in_region, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, cfg.min_time_s, true,
+                 account_energy);
+  }
+  r.min_region_s = work.min_region_s;
+  return r;
 }
 
 LoopResult time_host(const HostWork& work) {
@@ -243,7 +264,9 @@ LoopResult time_host(const HostWork& work) {
     return HostTimer::now() - t0;
   };
   Instruments inst;
-  return run_loop(region, inst, true, work.ops, 0, cfg.warmup_s, cfg.min_time_s, true, true);
+  LoopResult r = run_loop(region, inst, true, work.ops, 0, cfg.warmup_s, cfg.min_time_s, true, true);
+  r.min_region_s = work.min_region_s;
+  return r;
 }
 
 LoopResult measure_device(benchmark::State& state, const DeviceWork& work) {
@@ -311,6 +334,18 @@ void report_loop(benchmark::State& state, const LoopResult& r, const char* effic
   state.counters["seconds_per_op"] = r.seconds_per_op;  // the mean: all region time / all operations
   state.counters["seconds_per_op_median"] = r.median_seconds_per_op;
   state.counters["seconds_per_op_best"] = r.best_seconds_per_op;
+  state.counters["region_s"] = r.region_seconds();
+  if (r.min_region_s > 0.0 && r.region_seconds() < 0.95 * r.min_region_s) {
+    state.counters["latency_bound"] = 1;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "latency-bound: regions of %.0f operation(s) last %.0f us, under the %.1f ms a region is sized "
+                  "to (the most operations a region can hold make less); each region's fixed cost (events, "
+                  "release or synchronize: a few us) is in the figure",
+                  r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 0.0, r.region_seconds() * 1e6,
+                  r.min_region_s * 1e3);
+    append_label(state, buf);
+  }
   const ClockSummary& c = r.clocks;
   report_clocks(state, c);
   if (r.temperature_start_c >= 0) state.counters["temperature_start_c"] = r.temperature_start_c;

@@ -8,7 +8,8 @@
 // (p2p_catalogue.hpp). The catalogue covers GPUs 0 .. --max-gpus-1 on every machine; a pair
 // beyond the visible GPUs, or without peer access, is skipped with the reason (NVML's P2P status).
 // Timing as triaudit_memcpy: CUDA events on the issuing GPU's stream, held by a spinning kernel
-// while the copies (and warm-up copies ahead of the start event) are queued; bidirectional: each
+// while the copies (and warm-up copies ahead of the start event) are queued, regions of >= 0.5 ms
+// of copies where one hold's queue allows (else said latency-bound); bidirectional: each
 // direction timed on its own stream while the other direction, twice as large, runs (nvbandwidth).
 // Every destination is checked word by word after timing. Energy: both GPUs' counters summed.
 #include <benchmark/benchmark.h>
@@ -24,6 +25,7 @@
 #include "gpu_topology.hpp"
 #include "measure.hpp"
 #include "pair_runner.hpp"
+#include "region_plan.hpp"
 #include "suite.hpp"
 
 namespace triaudit {
@@ -135,7 +137,9 @@ LoopResult timed(PairRunner& run, const P2pCase& c, bool forward, EnergyAccount&
   DeviceGuard g(run.timing_device(forward));  // the latch, the events and the kernels live there
   DeviceWork work;
   work.stream = run.timing_stream(forward);
-  work.ops = p2p_ops_per_region(c.kind, c.bytes);
+  work.ops = p2p_ops_per_region(c.kind, c.bytes);  // at least; then >= 0.5 ms where one hold's queue allows
+  // Small copies are timed per copy, 100 back to back (p2pBandwidthLatencyTest's shape): not resized.
+  work.min_region_s = c.kind.small_copy ? 0.0 : kRegionMinSeconds;
   work.queue_entries_per_op = p2p_queue_entries(c.kind);
   work.untimed_ops_in_region = p2p_untimed_ops(c.kind, c.bytes);
   if (c.kind.direction == "bidir") work.before_region = [&] { run.join(forward); };

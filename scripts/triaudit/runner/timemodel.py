@@ -62,6 +62,29 @@ def gemms_per_region(seconds_per_gemm: float) -> int:
     return int(min(31, max(1, math.ceil(MIN_REGION_S / seconds_per_gemm))))
 
 
+LATCH_OPS = 126  # latch_budget.hpp kLatchEntriesForOps: queue entries one held region's operations may use
+WRITEBACK_RESIDUAL = 0.005  # region_plan.hpp kMaxWritebackResidual
+
+
+def ops_for_region_time(op_s: float, min_ops: int, max_ops: int) -> int:
+    """region_plan.hpp ops_for_region_time: >= 0.5 ms of device time, min_ops to max_ops."""
+    import math
+
+    return max(min_ops, min(max(min_ops, max_ops), math.ceil(MIN_REGION_S / op_s) if op_s > 0 else min_ops))
+
+
+def cold_layout(l2: float, written: float, traffic: float, flush: bool, max_ops: int) -> tuple[int, int]:
+    """region_plan.hpp: (buffer sets a cold region rotates through, its fewest operations for a
+    write-back residual of at most 0.5 % where the traffic exceeds the L2)."""
+    import math
+
+    sets = 1 if traffic >= 3 * l2 else math.ceil(3 * l2 / traffic) + 1
+    ops = 1
+    if flush and traffic > l2:
+        ops = min(max_ops, max(1, math.ceil(l2 * written / traffic / traffic / WRITEBACK_RESIDUAL)))
+    return sets, ops
+
+
 DEFAULTS = {"min_time": 0.05, "warmup": 0.2, "sustained": 10.0, "repetitions": 1, "max_op": 1.0}
 
 # The LLM layers of triaudit_gemm (gemm_catalogue.cpp llm_shapes): (in_features, out_features).
@@ -179,13 +202,18 @@ def stream_case(name: str, card: specs.CardSpec, s: Settings) -> float:
     cold = a.get("cache") == "cold"
     bw = hbm if cold or moved > l2 / 2 else hbm * L2_SPEEDUP
     op_s = moved / bw + KERNEL_LAUNCH_S
-    ops = 1 if cold else max(1, min(60, (256 << 20) // size))
-    region = ops * op_s + (3 * l2 / hbm if cold else 0.0)
+    max_ops = LATCH_OPS // (2 if op == "dot" else 1)
+    sustained = op.endswith("_sustained")
+    flush = cold and not (sustained and moved >= 3 * l2)
+    sets, min_ops = cold_layout(l2, 0 if op == "dot" else size, moved, flush, max_ops) if cold else (1, 1)
+    ops = ops_for_region_time(op_s, min_ops, max_ops)
+    region = ops * op_s + (3 * l2 / hbm if flush else 0.0)
     setup = 0.0
-    # Every call fills a, b, c and poisons the output (4 arrays written), then checks every output
-    # element on the device (one read): nothing of the arrays crosses to the host.
-    verify = 5 * size / hbm + KERNEL_LAUNCH_S
-    if op.endswith("_sustained"):
+    # Every call fills a, b, c and poisons the output of every set (4 arrays written), times one
+    # region of the fewest operations to size the others, then checks every output element on the
+    # device (one read): nothing of the arrays crosses to the host.
+    verify = sets * (5 * size / hbm + 5 * KERNEL_LAUNCH_S) + min_ops * op_s + REGION_OVERHEAD_S
+    if sustained:
         return setup + s.repetitions * (CALL_OVERHEAD_S + max(s.warmup, region) + s.sustained + verify)
     return setup + s.repetitions * _loop(s, region, verify)
 
@@ -273,15 +301,24 @@ def memcpy_case(name: str, card: specs.CardSpec, s: Settings) -> float:
     if memory == "pageable":
         region = HOST_FLUSH_BYTES / HOST_MEMSET_BPS + size / (pcie * PAGEABLE_FRACTION) + SYNC_S
         return setup + s.repetitions * _loop(s, region)
-    if direction == "d2d":
-        region = 2 * size / hbm + 3 * card.l2_mb * 1e6 / hbm + KERNEL_LAUNCH_S
-        return setup + s.repetitions * _loop(s, region)
+    if direction == "d2d":  # movement_catalogue.cpp copy_region_plan: rotating sets, the write-back rule
+        l2 = card.l2_mb * 1e6
+        copy = 2 * size / hbm + KERNEL_LAUNCH_S
+        sets, min_ops = cold_layout(l2, size, 2 * size, True, LATCH_OPS)
+        ops = ops_for_region_time(copy, min_ops, LATCH_OPS)
+        region = ops * copy + 3 * l2 / hbm
+        setup = sets * size / 4 / HOST_CHECK_PER_S * 2
+        return setup + s.repetitions * _loop(s, region, min_ops * copy + 3 * l2 / hbm)
     copy = size / pcie + 2e-6
     warm = 4 if size <= (16 << 20) else 1
-    ops = max(1, min(32, (64 << 20) // size))
+    entries = 5 if direction == "bidir" else 1
+    ops = ops_for_region_time(copy, max(1, min(32, (64 << 20) // size)), LATCH_OPS // entries - warm)
     region = (warm + ops) * copy
     loops = 2 if direction == "bidir" else 1
-    return setup + s.repetitions * _loop(s, region * (2 if direction == "bidir" else 1), loops=loops)
+    calibrate = (warm + max(1, min(32, (64 << 20) // size))) * copy * loops  # the untimed region that sizes them
+    return setup + s.repetitions * _loop(
+        s, region * (2 if direction == "bidir" else 1), calibrate * (2 if direction == "bidir" else 1), loops=loops
+    )
 
 
 def launch_case(name: str, card: specs.CardSpec, s: Settings) -> float:
@@ -337,9 +374,12 @@ def p2p_case(name: str, card: specs.CardSpec, s: Settings, gpus: int) -> float:
     if parts[1] == "small_copy":
         return setup + s.repetitions * _loop(s, 100 * 5e-6)
     copy = size / link + 2e-6
-    region = (4 if size <= (16 << 20) else 1) * copy + max(1, min(32, (64 << 20) // size)) * copy
+    warm = 4 if size <= (16 << 20) else 1
+    fewest = max(1, min(32, (64 << 20) // size))
+    ops = ops_for_region_time(copy, fewest, LATCH_OPS // (5 if parts[2] == "bidir" else 1) - warm)
+    region = (warm + ops) * copy
     loops = 2 if parts[2] == "bidir" else 1
-    return setup + s.repetitions * _loop(s, region * loops, loops=loops)
+    return setup + s.repetitions * _loop(s, region * loops, (warm + fewest) * copy * loops, loops=loops)
 
 
 def estimate_cases(executable: str, names: list[str], card: specs.CardSpec, s: Settings, gpus: int = 1) -> ExeEstimate:
