@@ -18,8 +18,9 @@ const std::vector<PrecisionInfo>& gemm_precisions() {
   // instead, from K, their ulp (FP16 10 bits, FP8's partial sums ~13) and their step (the MMA
   // instruction's k), rounding to nearest or toward zero, whichever errs more. TF32's conversion:
   // truncation to 10 bits, mean square < 2^-20/3, mean < 2^-11 of each input. FP8 promotes its
-  // partial sums into FP32 (cuBLASLt's default; every 128 of k is what is known, 512 is modelled
-  // so a longer period still passes); fast accumulation never does. FP64 and FP32 accumulate with
+  // partial sums into FP32 (cuBLASLt's default, at an interval it does not document: 512 is
+  // modelled, so a period up to that passes; the simulation checks 128 and 512); fast accumulation
+  // never does. FP64 and FP32 accumulate with
   // IEEE FMAs (to nearest). tests/cpu/test_gemm_bound.cpp simulates each at K = 256..16384: every
   // correct result is inside its bound with room, the mean square of its errors inside the model,
   // one dropped k-tile of 64 is caught, and a cheaper arithmetic's mean square is not.
