@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from triaudit import commands as cli
-from triaudit.corners import gemm, launch, stream
+from triaudit.corners import gemm, launch, stream, timing
 from triaudit.runner import profiles
 from triaudit.runner import timemodel as T
 
@@ -112,3 +112,18 @@ def test_the_gemm_selection_and_checks_are_counted():
     assert (
         gemm.gemms_per_region(25e-6) == 20 and gemm.gemms_per_region(1.4e-3) == 1 and gemm.gemms_per_region(1e-6) == 31
     )
+
+
+def test_the_sustained_triads_repetitions_follow_each_other():
+    """STREAM checks every output on the device: a call adds only the fills, the poison and a read of
+    the output around its window, and the first call no host check of the whole array (1 GiB copied
+    to the host and checked there put a second between the first two repetitions)."""
+    card = T.card_by_key("h200")
+    name = "stream/triad_sustained/fp32/cache:cold/bytes:1073741824"
+    one = T.settings_from_args(["--sustained-s=2", "--benchmark_repetitions=1"])
+    two = T.settings_from_args(["--sustained-s=2", "--benchmark_repetitions=2"])
+    per_call = stream.stream_case(name, card, two) - stream.stream_case(name, card, one)
+    outside_window = per_call - (timing.CALL_OVERHEAD_S + one.warmup + one.sustained)
+    assert 0 < outside_window < 0.005
+    first_call_extra = stream.stream_case(name, card, one) - per_call
+    assert first_call_extra < 0.005

@@ -17,7 +17,10 @@ from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner
 AUTOTUNE_CANDIDATES = 8
 AUTOTUNE_MIN_S = 0.02
 VERIFY_FIXED_S = 0.003
-MIN_REGION_S = 5e-4  # gemm_catalogue.hpp kMinRegionSeconds
+MIN_REGION_S = t.MIN_REGION_S  # gemm_catalogue.hpp kMinRegionSeconds
+# Samples per 64 x 64 block of D the check takes (gemm_bound.cpp gemm_block_sampling), the most any
+# K up to 16384 needs: enough that a k-tile lost in one CTA is caught with probability 0.99.
+VERIFY_SAMPLES_PER_BLOCK = {"fp32": 2, "tf32": 3, "fp16": 2, "fp16acc16": 26, "bf16": 3, "fp8e4m3": 3, "fp8e4m3fast": 8}
 PROBE_S = 0.05  # the first GEMM that tells whether a shape fits --max-op-seconds
 
 
@@ -86,9 +89,9 @@ def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> 
         return max(flops / rate, (m * k + k * n) * ab / hbm + m * n * cd / hbm) + t.KERNEL_LAUNCH_S
 
     def check(m, n, k):
-        """launch_and_check: poison D, one GEMM, the FP64 reference of one element per 64 x 64
+        """launch_and_check: poison D, one GEMM, the FP64 reference of a few elements per 64 x 64
         block and 1020 more (each K long), back to the host."""
-        samples = ((m + 63) // 64) * ((n + 63) // 64) + 1026
+        samples = ((m + 63) // 64) * ((n + 63) // 64) * VERIFY_SAMPLES_PER_BLOCK.get(precision, 1) + 1026
         return one(m, n, k) + samples * k * 2 * ab / hbm + VERIFY_FIXED_S
 
     def setup(m, n, k, candidates=AUTOTUNE_CANDIDATES, warm=False):
@@ -103,9 +106,10 @@ def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> 
 
     if kind == "ceiling":
         mode = parts[3]
-        if mode == "sustained":
+        if mode == "sustained":  # prepared and tuned on the first call only, checked after every window
             st, ops = setup(8192, 8192, 8192)
-            return st + 2 * check(8192, 8192, 8192) + s.repetitions * (t.CALL_OVERHEAD_S + s.warmup + s.sustained)
+            c = check(8192, 8192, 8192)
+            return st + c + s.repetitions * (t.CALL_OVERHEAD_S + s.warmup + s.sustained + c)
         first = 0.0
         for i, (m, n, k) in enumerate(CEILING_SHAPES):
             st, ops = setup(m, n, k, warm=i > 0)
