@@ -8,8 +8,8 @@
 
 namespace triaudit {
 
-const std::vector<std::string> kJudgedCounters = {"flops",           "ops",         "busbw",  "bytes_per_second", "algbw",
-                                                  "hidden_fraction", "per_kernel_s", "time_s"};
+const std::vector<std::string> kJudgedCounters = {
+    "flops", "ops", "busbw", "bytes_per_second", "algbw", "hidden_fraction", "per_kernel_s", "time_s"};
 
 namespace {
 
@@ -28,10 +28,18 @@ std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];

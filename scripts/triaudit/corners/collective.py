@@ -26,7 +26,7 @@ def collectives_per_region(size: int) -> int:
 
 
 def time_model(bus_factor: Callable[[int], float]) -> Callable[..., float]:
-    def case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+    def case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
         a = t.name_args(name)
         size = int(a["bytes"])
         ranks = int(a.get("gpus", a.get("ranks", gpus)))
