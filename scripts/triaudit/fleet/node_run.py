@@ -40,6 +40,7 @@ from triaudit.core.builddir import git_commit
 from triaudit.core.errors import TriauditError
 from triaudit.core.names import slug
 from triaudit.corners import node_level_executables
+from triaudit.results.case_info import gpu_measured
 from triaudit.results.status import StatusFile
 from triaudit.runner import child, profiles, timemodel
 from triaudit.runner import suite as runner
@@ -311,7 +312,7 @@ def _check_uuid(staging: Path, entry: dict, gpu_uuids: list[str]) -> str:
         ctx = json.loads((staging / entry["json"]).read_text()).get("context", {})
     except (OSError, ValueError) as exc:
         return f"unreadable: {exc}"
-    if ctx.get("gpu_available") != "true":
+    if not gpu_measured(ctx):
         return "no device in context"
     got = str(ctx.get("gpu_uuid", ""))
     if not got or got.startswith("unknown"):

@@ -23,6 +23,7 @@ from typing import Any
 
 from triaudit.core.builddir import find_build_dir, git_commit
 from triaudit.core.names import slug
+from triaudit.results.case_info import gpu_measured
 from triaudit.runner.child import last_words, run_executable, salvage
 from triaudit.runner.profiles import (
     PROFILES,
@@ -56,7 +57,7 @@ def staged_gpu_names(staging: Path) -> list[str]:
             ctx = json.loads(f.read_text()).get("context", {})
         except (OSError, ValueError):
             continue
-        if ctx.get("gpu_available") == "true" and ctx.get("gpu_name") and ctx["gpu_name"] not in names:
+        if gpu_measured(ctx) and ctx.get("gpu_name") and ctx["gpu_name"] not in names:
             names.append(ctx["gpu_name"])
     return names
 
