@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <sstream>
 
-#include "names.hpp"
-
 namespace triaudit {
 
 const std::vector<std::string> kJudgedCounters = {
@@ -88,14 +86,28 @@ std::string case_json(const std::string& run_name, const std::map<std::string, d
   const std::string name = registered_name(run_name);
   const auto it = registry().described.find(name);
   const CaseDescription* d = it == registry().described.end() ? nullptr : &it->second;
-  const ParsedName p = parse_bench_name(name);
-  std::ostringstream o;
-  o << "{\"axes\": {\"op\": " << json_string(p.op) << ", \"variant\": " << json_string(p.variant);
-  for (const auto& [k, v] : p.args) o << ", " << json_string(k) << ": " << json_string(v);
+  // The name's parts: <corner>/<op>/<variant>/<key>:<value>/... (names.hpp), as far as a name
+  // outside the grammar (a test's, a user's) goes: a reporter must never throw over a name.
+  std::vector<std::pair<std::string, std::string>> axes;
+  std::size_t start = 0, index = 0;
+  while (start <= name.size()) {
+    const std::size_t slash = std::min(name.find('/', start), name.size());
+    const std::string part = name.substr(start, slash - start);
+    const std::size_t colon = part.find(':');
+    if (index == 1 || index == 2)
+      axes.emplace_back(index == 1 ? "op" : "variant", part);
+    else if (index > 2 && colon != std::string::npos)
+      axes.emplace_back(part.substr(0, colon), part.substr(colon + 1));
+    ++index;
+    start = slash + 1;
+  }
   if (d != nullptr)
     for (const auto& [k, v] : d->axes)
-      if (std::none_of(p.args.begin(), p.args.end(), [&](const auto& a) { return a.first == k; }))
-        o << ", " << json_string(k) << ": " << json_string(v);
+      if (std::none_of(axes.begin(), axes.end(), [&](const auto& a) { return a.first == k; })) axes.emplace_back(k, v);
+  std::ostringstream o;
+  o << "{\"axes\": {";
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    o << (i ? ", " : "") << json_string(axes[i].first) << ": " << json_string(axes[i].second);
   o << "}";
   const std::string judged = judged_of(d, counters);
   if (!judged.empty()) o << ", \"judged\": " << json_string(judged);
