@@ -8,9 +8,10 @@
 #
 # At most 8 files land in OUT (the device tool's limit): nvidia-smi.txt (the machine as found, and
 # `nvidia-smi -q`, `topo -m` and a clock/throttle snapshot before and after the suite), build.log,
-# ctest.log, doctor.txt, run.log, report.html, results.tar.gz (the run folder, the smoke tests' JSON,
-# the peer tools' outputs and their imported runs, the whole report) and, when time is left and
-# Nsight Compute is there, ncu.txt.
+# ctest.log, doctor.txt, run.log (the suite's log, then the clock-sampling A/B's table: what NVML
+# polling costs the launch cases), report.html, results.tar.gz (the run folder, the smoke tests'
+# JSON, the A/B's JSON, the peer tools' outputs and their imported runs, the whole report) and,
+# when time is left and Nsight Compute is there, ncu.txt.
 # Peer tools present on the machine (nccl-tests, nvbandwidth, BabelStream, mamf-finder:
 # scripts/run_peers.sh) get GPU_CHECK_PEER_SECONDS (default 60) after the suite; without any, no
 # time is kept for them.
@@ -94,7 +95,9 @@ peer_s=${GPU_CHECK_PEER_SECONDS:-60}
 # Time for the peer tools only when one is installed (run_peers.sh looks for them).
 peers_present=$(PEERS_LIST_ONLY=1 bash scripts/run_peers.sh "$(mktemp -d)" 0 2>/dev/null | sed -n 's/^present: \([0-9]*\).*/\1/p')
 [ "${peers_present:-0}" -gt 0 ] || peer_s=0
-suite_s=$(left $(( 45 + ncu_s + peer_s )))
+# 40 s for the clock-sampling A/B on the launch cases after the suite (scripts/clock_sampling_ab.py).
+ab_s=${GPU_CHECK_AB_SECONDS:-40}
+suite_s=$(left $(( 45 + ncu_s + peer_s + ab_s )))
 stamp "suite, profile $PROFILE, at most ${suite_s}s"
 # Each executable is capped by the time model (estimate x 3 + 30 s), the whole suite by suite_s.
 PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit run --build-dir build/gpu --results results \
@@ -102,6 +105,17 @@ PYTHONPATH=scripts PYTHONUNBUFFERED=1 python3 -m triaudit run --build-dir build/
 run_rc=$?
 snapshot "after the suite" >> "$OUT/nvidia-smi.txt"
 tail -5 "$OUT/run.log"
+
+# What NVML clock sampling costs the host-timed launch cases: TRIAUDIT_CLOCK_SAMPLING=off, regions
+# (the default, NVML read outside the timed regions) and thread (0.3.0's, inside them), interleaved.
+launch_exe=$(find build/gpu -name triaudit_launch -type f 2>/dev/null | head -1)
+if [ "$ab_s" -gt 0 ] && [ -n "$launch_exe" ] && [ "$(left $(( 45 + ncu_s + peer_s )))" -gt "$ab_s" ]; then
+  stamp "clock sampling A/B on the launch cases, at most ${ab_s}s"
+  { echo "--- clock sampling A/B (scripts/clock_sampling_ab.py)"
+    timeout "$ab_s" python3 scripts/clock_sampling_ab.py "$launch_exe" ab; echo "exit $?"
+  } >> "$OUT/run.log" 2>&1
+  sed -n '/--- clock sampling A\/B/,$p' "$OUT/run.log" | tail -12
+fi
 run_dir=$(sed -n 's/^run written to \([^;( ]*\).*/\1/p; s/^interrupted; partial run kept in \([^ ]*\) .*/\1/p' "$OUT/run.log" | tail -1)
 
 # Peer tools on this machine, measured on the same card and imported beside the run (issue: peers).
@@ -129,6 +143,7 @@ archive=("$run_dir" "${peer_runs[@]}")
 smoke=(); while IFS= read -r f; do smoke+=("$f"); done < <(find build/gpu/tests -maxdepth 1 -name '*_smoke.json' 2>/dev/null)
 archive+=("${smoke[@]}")
 [ -d peers ] && archive+=(peers)
+[ -d ab ] && archive+=(ab)
 [ -d report ] && archive+=(report)
 [ -n "$run_dir" ] && tar czf "$OUT/results.tar.gz" "${archive[@]}"
 

@@ -12,7 +12,8 @@
   scoreboard on its output registers, so an epilogue that ptxas hoists above the final wait reads
   a D that misses the last k-tile (it happened: level 5's F2FP conversions sat above the wait; the
   SASS of that binary is kept in tests/data/ and `--self-test` proves the rule fails on it, and on
-  synthetic edits: a write at the loop's top, a last k-tile sent to the partial wait).
+  synthetic edits: a write at the loop's top, a last k-tile sent to the partial wait, an R2P that
+  rewrites the loop's exit predicate between the waits and the exit).
 - Level 5: its launch register count covers the setmaxnreg split (1 warpgroup down to its
   USETMAXREG.DEALLOC count, 2 up to the ALLOC count): fewer, and the increase spins forever.
 
@@ -61,6 +62,9 @@ def kernels_of(text, pattern):
 HGMMA = re.compile(r"HGMMA\.64x(\d+)x\d+\.F32\S*\s+R(\d+),")
 REGISTER = re.compile(r"\bR(\d+)\b")
 PREDICATE = re.compile(r"\b(U?P[0-6])\b")
+# Instructions that write the whole predicate register (PR or UPR) without naming a predicate:
+# R2P PR, R12, 0x7f sets P0-P6 from a register's bits.
+WHOLE_PREDICATE_WRITE = re.compile(r"^(R2P|R2UP)\b|^\S+\s+U?PR\b")
 FULL_WAIT = "WARPGROUP.DEPBAR.LE gsb0, 0x0"
 
 
@@ -96,11 +100,14 @@ def instructions_of(body):
 def successors(code, i, facts):
     """(next index, facts on that edge) for instruction i, dropping edges the known predicates rule out.
     facts: frozenset of (predicate, value). A predicate an instruction mentions (other than in its
-    guard) may be rewritten by it: facts about it are forgotten."""
+    guard) may be rewritten by it: facts about it are forgotten; an instruction that writes the whole
+    predicate register (R2P PR, ...) names none and rewrites them all: every fact is forgotten."""
     ins = code[i]
     at = {c.address: j for j, c in enumerate(code)}
     known = dict(facts)
     mentioned = set(PREDICATE.findall(ins.operands))
+    if WHOLE_PREDICATE_WRITE.search(ins.code):
+        mentioned = {p for p, _ in facts}
     after = frozenset((p, v) for p, v in facts if p not in mentioned)
 
     def with_guard(value):  # the guard evaluates to `value` on this edge

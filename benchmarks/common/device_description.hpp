@@ -53,7 +53,9 @@ ContextEntries device_context_entries(const DeviceDescription& d);
 ContextEntries build_context_entries(const char* cuda_visible_devices);
 
 // The version of the JSON contract (DESIGN.md): raised when a name, counter or context key that
-// the scripts rely on changes meaning or disappears (README, "JSON context").
+// the scripts rely on changes meaning or disappears (README, "JSON context"). 2: each case describes
+// itself (case_description.hpp), the context says where the figures come from, and p2p/latency/...
+// became p2p/small_copy/... (the scripts read the old name as the new one).
 inline constexpr const char* kSchemaVersion = "2";
 
 // Schema version, host, and for whole-node runs (triaudit run --all-gpus sets the environment)

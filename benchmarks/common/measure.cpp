@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -9,6 +10,7 @@
 #include "cuda_check.hpp"
 #include "cuda_raii.hpp"
 #include "region_pipeline.hpp"
+#include "region_plan.hpp"
 #include "stream_latch.hpp"
 #include "suite.hpp"
 
@@ -29,10 +31,12 @@ CaseCall& current() {
 unsigned rated_boost_mhz() { return static_cast<unsigned>(std::max(0, device().description.sm_clock_max_khz / 1000)); }
 
 // Everything around the loop that is the same for device and host timing: temperatures, the
-// clock watch, the energy counter and its account.
+// clock samples, the energy counter and its account. NVML is read at the window's edges (the
+// energy counter, temperatures) and, for the clock and power, when the loop calls sample(): never
+// while a timed region runs (TRIAUDIT_CLOCK_SAMPLING=thread restores 0.3.0's thread, for comparison).
 class Instruments {
  public:
-  Instruments() : watch_(device().nvml.get(), rated_boost_mhz()) {
+  Instruments() : sampler_(device().nvml.get(), rated_boost_mhz(), clock_sampling_mode()) {
     const NvmlDevice* n = device().nvml.get();
     temperature_start_ = n ? static_cast<int>(n->temperature_c().value_or(0)) : 0;
     energy_start_ = n ? n->total_energy() : EnergyReading{std::nullopt, "no NVML"};
@@ -45,32 +49,39 @@ class Instruments {
     r.window_end = HostTimer::now();
     r.window_seconds = r.window_end - start_;
     const EnergyReading end = n ? n->total_energy() : EnergyReading{std::nullopt, "no NVML"};
-    r.clocks = watch_.finish();
+    r.clocks = sampler_.finish();
     r.temperature_start_c = temperature_start_ > 0 ? temperature_start_ : -1;
     r.temperature_end_c = n && n->temperature_c() ? static_cast<int>(*n->temperature_c()) : -1;
     EnergyAccount& acc = current().energy[current().name];
     if (account) acc.add(r.window_seconds, energy_start_, end, ops_in_window);
     r.energy = acc.figures();
   }
+  void sample() { sampler_.sample(); }
 
  private:
-  ClockWatch watch_;
+  ClockSampler sampler_;
   int temperature_start_ = 0;
   EnergyReading energy_start_;
   double start_ = 0.0;
 };
 
-// One held, event-timed region of work.ops operations; returns its seconds.
-double device_region(const DeviceWork& work, StreamLatch& latch, Event& start, Event& stop) {
+// One held, event-timed region of work.ops operations; returns its seconds. The clock is sampled
+// while the stream is held (the device spins; nothing timed has started) or, without a hold,
+// before anything of the region is queued.
+double device_region(const DeviceWork& work, StreamLatch& latch, Event& start, Event& stop, Instruments* inst) {
+  const bool hold = work.hold;
+  if (!hold && inst != nullptr) inst->sample();
   if (work.before_region) work.before_region();
   if (work.flusher != nullptr) work.flusher->flush(work.stream);
-  const bool hold = work.hold;
   if (hold) latch.hold(work.stream);
   for (int i = 0; i < work.untimed_ops_in_region; ++i) work.enqueue_op();  // behind the hold, before the start
   start.record(work.stream);
   for (int i = 0; i < work.ops; ++i) work.enqueue_op();
   stop.record(work.stream);
-  if (hold) latch.release();
+  if (hold) {
+    if (inst != nullptr) inst->sample();
+    latch.release();
+  }
   stop.synchronize();
   TRIAUDIT_CUDA_LAUNCH();
   if (hold) latch.check();
@@ -123,16 +134,18 @@ void append_label(benchmark::State& state, const std::string& part) {
 
 // The loop both timings share: regions for `warmup` seconds of wall time, unreported, then
 // timed regions until `window` seconds of wall time have passed (at least one; at most
-// max_regions when `capped`). `region` runs one region of `ops` operations and returns its time.
-LoopResult run_loop(const std::function<double()>& region, int ops, int untimed_ops, double warmup, double window,
-                    bool capped, bool account) {
+// max_regions when `capped`). `region` runs one region of `ops` operations and returns its time;
+// `sample_between`: the clock is sampled after each region (host-timed work; a device region
+// samples while it is held).
+LoopResult run_loop(const std::function<double()>& region, Instruments& inst, bool sample_between, int ops,
+                    int untimed_ops, double warmup, double window, bool capped, bool account) {
   const int max_regions = measure_settings().max_regions;
   LoopResult r;
   std::vector<double> per_op;
-  Instruments inst;
   const double t0 = HostTimer::now();
   while (HostTimer::now() - t0 < warmup) {
     region();
+    if (sample_between) inst.sample();
     r.warmup_ops += ops;
     r.untimed_ops += untimed_ops;
   }
@@ -141,6 +154,7 @@ LoopResult run_loop(const std::function<double()>& region, int ops, int untimed_
   while (per_op.empty() ||
          (HostTimer::now() - t1 < window && (!capped || static_cast<int>(per_op.size()) < max_regions))) {
     const double t = region();
+    if (sample_between) inst.sample();
     r.seconds += t;
     r.ops += ops;
     r.untimed_ops += untimed_ops;
@@ -175,9 +189,12 @@ LoopResult time_device_pipelined(const DeviceWork& work, double window_s, double
     for (int i = 0; i < work.ops; ++i) work.enqueue_op();
     stops[static_cast<std::size_t>(slot)].record(work.stream);
   };
+  // The window is back to back: the clock is sampled after each wait, while the regions queued
+  // after it run (as any tool samples a sustained load).
   auto wait = [&](int slot) {
     stops[static_cast<std::size_t>(slot)].synchronize();
     TRIAUDIT_CUDA_LAUNCH();
+    inst.sample();
     return Event::seconds_between(starts[static_cast<std::size_t>(slot)], stops[static_cast<std::size_t>(slot)]);
   };
   const PipelineTimes t =
@@ -197,22 +214,43 @@ LoopResult time_device_pipelined(const DeviceWork& work, double window_s, double
   return r;
 }
 
-LoopResult time_device(const DeviceWork& work, double sustained_window_s, double warmup_s, bool account_energy) {
-  check_queue_budget(work);
+// The most operations one held region of `work` takes (its queue budget, less the untimed ones).
+int most_ops_per_region(const DeviceWork& work) {
+  const int most =
+      (StreamLatch::kMaxQueuedEntries - 2) / std::max(1, work.queue_entries_per_op) - work.untimed_ops_in_region;
+  return std::max(1, work.max_ops > 0 ? std::min(work.max_ops, most) : most);
+}
+
+LoopResult time_device(const DeviceWork& given, double sustained_window_s, double warmup_s, bool account_energy) {
+  check_queue_budget(given);
   const MeasureSettings& cfg = measure_settings();
   const bool sustained = sustained_window_s > 0.0;
   // One operation first, with the stream not held: CUDA loads a module's kernels lazily, and
   // loading one may need the device to synchronize, which a held stream never lets happen (the
   // hold would time out; nvbandwidth preloads its kernels for the same reason).
-  work.enqueue_op();
+  given.enqueue_op();
   TRIAUDIT_CUDA_LAUNCH();
   synchronize_devices_in_use();
-  if (sustained)
-    return time_device_pipelined(work, sustained_window_s, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, account_energy);
   StreamLatch latch;
   Event start, stop;
-  return run_loop([&] { return device_region(work, latch, start, stop); }, work.ops, work.untimed_ops_in_region,
-                  warmup_s < 0.0 ? cfg.warmup_s : warmup_s, cfg.min_time_s, true, account_energy);
+  DeviceWork work = given;
+  if (work.min_region_s > 0.0) {
+    // Sized by time: one untimed region of the fewest operations gives one operation's time.
+    const double t = device_region(work, latch, start, stop, nullptr);
+    work.ops = ops_for_region_time(t / work.ops, work.ops, most_ops_per_region(work), work.min_region_s);
+    check_queue_budget(work);
+  }
+  LoopResult r;
+  if (sustained) {
+    r = time_device_pipelined(work, sustained_window_s, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, account_energy);
+  } else {
+    Instruments inst;
+    r = run_loop([&] { return device_region(work, latch, start, stop, &inst); }, inst, false, work.ops,
+                 work.untimed_ops_in_region, warmup_s < 0.0 ? cfg.warmup_s : warmup_s, cfg.min_time_s, true,
+                 account_energy);
+  }
+  r.min_region_s = work.min_region_s;
+  return r;
 }
 
 LoopResult time_host(const HostWork& work) {
@@ -225,7 +263,10 @@ LoopResult time_host(const HostWork& work) {
     if (work.end_region) work.end_region();
     return HostTimer::now() - t0;
   };
-  return run_loop(region, work.ops, 0, cfg.warmup_s, cfg.min_time_s, true, true);
+  Instruments inst;
+  LoopResult r = run_loop(region, inst, true, work.ops, 0, cfg.warmup_s, cfg.min_time_s, true, true);
+  r.min_region_s = work.min_region_s;
+  return r;
 }
 
 LoopResult measure_device(benchmark::State& state, const DeviceWork& work) {
@@ -293,12 +334,27 @@ void report_loop(benchmark::State& state, const LoopResult& r, const char* effic
   state.counters["seconds_per_op"] = r.seconds_per_op;  // the mean: all region time / all operations
   state.counters["seconds_per_op_median"] = r.median_seconds_per_op;
   state.counters["seconds_per_op_best"] = r.best_seconds_per_op;
+  state.counters["region_s"] = r.region_seconds();
+  if (r.min_region_s > 0.0 && r.region_seconds() < 0.95 * r.min_region_s) {
+    state.counters["latency_bound"] = 1;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "latency-bound: regions of %.0f operation(s) last %.0f us, under the %.1f ms a region is sized "
+                  "to (the most operations a region can hold make less); each region's fixed cost (events, "
+                  "release or synchronize: a few us) is in the figure",
+                  r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 0.0, r.region_seconds() * 1e6,
+                  r.min_region_s * 1e3);
+    append_label(state, buf);
+  }
   const ClockSummary& c = r.clocks;
   report_clocks(state, c);
   if (r.temperature_start_c >= 0) state.counters["temperature_start_c"] = r.temperature_start_c;
   if (r.temperature_end_c >= 0) state.counters["temperature_end_c"] = r.temperature_end_c;
   append_label(state, c.note);
   append_label(state, StreamLatch::latch_label());
+  if (clock_sampling_mode() != ClockSamplingMode::Regions)
+    append_label(state, std::string("clock sampling: ") + clock_sampling_name(clock_sampling_mode()) +
+                            " (TRIAUDIT_CLOCK_SAMPLING; regions, the default, samples outside timed regions)");
   const EnergyFigures& e = r.energy;
   state.counters["energy_window_s"] = e.window_s;
   if (e.valid) {

@@ -50,6 +50,8 @@ struct LoopResult {
   long long untimed_ops = 0;  // queued in the regions before their start event (DeviceWork::untimed_ops_in_region)
   // Every operation the energy window saw: timed, warm-up and untimed ones (joules_per_op divides by this).
   long long ops_in_window() const { return ops + warmup_ops + untimed_ops; }
+  double min_region_s = 0.0;  // the device time a region was to hold (0: sized by its caller alone)
+  double region_seconds() const { return regions > 0 ? seconds / regions : 0.0; }
   double window_seconds = 0.0;  // wall time from the first warm-up region to the last timed one
   double window_end = 0.0;      // host clock (HostTimer::now) when the window closed
   ClockSummary clocks;
@@ -68,12 +70,18 @@ struct DeviceWork {
                                         // queues warm-up copies so the copy engine is already running)
   std::function<void()> before_region;  // queued before each region's hold (e.g. join a helper stream)
   std::function<void()> enqueue_op;     // queues one operation on `stream`
+  // Sized by time (region_plan.hpp): min_region_s > 0 times one region of `ops` first (untimed) and
+  // then holds as many operations as make min_region_s of device time, `ops` at least, at most
+  // max_ops (0: what one hold's queue takes). A region still shorter is said latency-bound.
+  double min_region_s = 0.0;
+  int max_ops = 0;
 };
 LoopResult measure_device(benchmark::State& state, const DeviceWork& work);
 
 // Host-synchronous work timed with the host clock around completed operations.
 struct HostWork {
   int ops = 1;
+  double min_region_s = 0.0;            // > 0: a region shorter than this is said latency-bound (ops stay fixed)
   std::function<void()> before_region;  // untimed, before every region (e.g. flush the host caches)
   std::function<void()> run_op;         // one operation
   std::function<void()> end_region;     // timed, after the operations (e.g. wait for the device)
@@ -102,6 +110,8 @@ LoopResult time_host(const HostWork& work);
 
 // The standard counters of a loop, plus the corner's efficiency counter when energy is known:
 // `efficiency_counter` (e.g. "flops_per_joule", "bytes_per_joule") = work_per_op / joules_per_op.
+// region_s, the mean region's time; a loop sized by time whose regions stayed under their target
+// (the queue's most operations are too quick) gets latency_bound = 1 and says so in its label.
 void report_loop(benchmark::State& state, const LoopResult& r, const char* efficiency_counter = nullptr,
                  double work_per_op = 0.0);
 

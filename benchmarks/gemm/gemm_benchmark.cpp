@@ -14,8 +14,10 @@
 // Every figure is timed through the same path (measure.hpp): a warm-up of the case's own GEMMs,
 // then held regions of GEMMs on rotated operand sets (>= 3x L2). Counters: flops (ops for INT8:
 // 2*M*N*K per GEMM, a rate), arithmetic_intensity (FLOPs / minimum bytes), algo_id, m, n, k.
-// D is checked against an FP64 reference (gemm_bound.hpp: every 64 x 64 block and 1020 elements at random),
-// D poisoned before each checked launch, before and after timing;
+// D is checked against an FP64 reference (gemm_bound.hpp: every 64 x 64 block, as many per block as a
+// k-tile lost in one CTA needs to be caught, and 1020 elements at random; each element against a bound
+// that grows with K as the declared arithmetic's error does, and all of them by the mean square of their
+// errors, so a cheaper arithmetic fails), D poisoned before each checked launch, before and after timing;
 // inputs are random in [-1, 1]. A shape whose GEMM would run longer than --max-op-seconds (or
 // than a display watchdog allows) is skipped with the estimate, before it is launched.
 #include <benchmark/benchmark.h>
@@ -44,6 +46,9 @@ struct GemmOptions {
   double max_op_seconds = 1.0;
   std::string ceiling_shapes = "triaudit";  // or "mamf": mamf-finder's documented grid
 } g_opt;
+
+// The shape the sustained ceiling holds back to back (its description names it for the time model).
+const GemmShape kSustainedShape{8192, 8192, 8192, "ceiling", true};
 
 std::vector<GemmShape> sweep_shapes() {
   return g_opt.ceiling_shapes == "mamf" ? mamf_ceiling_shapes() : ceiling_shapes();
@@ -75,6 +80,16 @@ void set_counters(benchmark::State& state, GemmPrecision p, const GemmShape& s) 
   state.counters["m"] = static_cast<double>(s.m);  // LLM cases are named by layer and tokens: the shape is here
   state.counters["n"] = static_cast<double>(s.n);
   state.counters["k"] = static_cast<double>(s.k);
+}
+
+// What the check after timing saw: the errors' mean square against the declared arithmetic's, the
+// samples per 64 x 64 block, and how likely a k-tile lost in one CTA is caught (said in the label
+// where it is below 0.99).
+void report_check(benchmark::State& state, const GemmCheck& c) {
+  state.counters["verify_mean_square_ratio"] = c.mean_square_ratio;
+  state.counters["verify_samples_per_block"] = c.sampling.per_block;
+  state.counters["verify_lost_tile_catch"] = c.sampling.catch_probability;
+  append_label(state, c.sampling_note());
 }
 
 const LtHandle& lt_handle() {
@@ -146,9 +161,8 @@ DeviceWork gemm_work(cudaStream_t stream, double seconds_per_gemm, const std::fu
 }
 
 // Google Benchmark calls a case's body once per repetition: the operands, the workspace and the
-// tuned algorithm of the last case are kept, so the candidates are timed once per case.
-struct LtCaseCache {
-  std::string name;
+// tuned algorithm of the case are kept (KeptForCase), so the candidates are timed once per case.
+struct LtCaseState {
   std::unique_ptr<GemmBuffers> buf;
   std::unique_ptr<DeviceBuffer<unsigned char>> ws;
   std::unique_ptr<LtGemm> gemm;
@@ -160,17 +174,16 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
     const LtTypes t = lt_types(p);
     const std::size_t ws_bytes = lt_workspace_bytes(device_cc());
     Stream stream;
-    static LtCaseCache cache;
-    const std::string key = gemm_case_name("cublaslt", p, s);
-    if (cache.name != key) {
-      cache = LtCaseCache{};  // free the previous case's operands first
+    static KeptForCase<LtCaseState> kept;
+    LtCaseState& cache = kept.get(gemm_case_name("cublaslt", p, s), [&] {
       require_short_enough(estimate_gemm_seconds(p, s), "this shape");
-      cache.buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
-      cache.ws = std::make_unique<DeviceBuffer<unsigned char>>(ws_bytes);
-      cache.gemm = std::make_unique<LtGemm>(lt_handle(), p, s, ws_bytes);
-      cache.gemm->autotune(*cache.buf, cache.ws->data(), stream, gemms_per_region(estimate_gemm_seconds(p, s)));
-      cache.name = key;
-    }
+      LtCaseState made;
+      made.buf = make_buffers(t.ab_elem, t.cd_elem, s, stream, ws_bytes);
+      made.ws = std::make_unique<DeviceBuffer<unsigned char>>(ws_bytes);
+      made.gemm = std::make_unique<LtGemm>(lt_handle(), p, s, ws_bytes);
+      made.gemm->autotune(*made.buf, made.ws->data(), stream, gemms_per_region(estimate_gemm_seconds(p, s)));
+      return made;
+    });
     GemmBuffers* buf = cache.buf.get();
     DeviceBuffer<unsigned char>& ws = *cache.ws;
     LtGemm& gemm = *cache.gemm;
@@ -185,10 +198,11 @@ void cublaslt_case(benchmark::State& state, GemmPrecision p, GemmShape s) {
         stream, gemm.tuned_seconds(), [&](int i) { gemm.run(buf->a(i), buf->b(i), buf->d(i), ws.data(), stream); },
         buf->sets(), std::make_shared<int>(0));
     const LoopResult r = measure_device(state, work);
-    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream); !c.ok())
-      throw VerificationError("after timing: " + c.describe());
+    const GemmCheck after = launch_and_check(*buf, 0, bound, once, stream);
+    if (!after.ok()) throw VerificationError("after timing: " + after.describe());
 
     set_counters(state, p, s);
+    report_check(state, after);
     state.counters["algo_id"] = gemm.algo_id();
     state.counters["candidates_timed"] = gemm.candidates_tried();
     state.counters["operand_sets"] = buf->sets();
@@ -280,11 +294,11 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
         [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), kept_ws->data(), stream); }, c.buf->sets(),
         std::make_shared<int>(0));
     best_loop = measure_device(state, work);
-    if (const GemmCheck chk =
-            launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, *kept_ws, stream), stream);
-        !chk.ok())
-      throw VerificationError("after timing: " + chk.describe());
+    const GemmCheck after =
+        launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, *kept_ws, stream), stream);
+    if (!after.ok()) throw VerificationError("after timing: " + after.describe());
     set_counters(state, p, c.shape);
+    report_check(state, after);
     state.counters["best_m"] = static_cast<double>(c.shape.m);
     state.counters["best_n"] = static_cast<double>(c.shape.n);
     state.counters["best_k"] = static_cast<double>(c.shape.k);
@@ -300,24 +314,38 @@ void ceiling_burst_case(benchmark::State& state, GemmPrecision p) {
 }
 
 // Sustained: 8192^3 back to back for --sustained-s after the warm-up, the median GEMM time over
-// the window, with the clock, power and temperature seen (mamf-finder's sustained figure).
+// the window, with the clock, power and temperature seen (mamf-finder's sustained figure). The
+// shape is prepared and its algorithm chosen on the case's first call only: every repetition times
+// the same algorithm, and the repetitions follow each other with no selection between them.
+struct SustainedShape {
+  std::unique_ptr<DeviceBuffer<unsigned char>> ws;
+  CeilingShape c;
+};
+
 void ceiling_sustained_case(benchmark::State& state, GemmPrecision p) {
   run_guarded(state, [&] {
     require_precision(p);
     Stream stream;
-    DeviceBuffer<unsigned char> ws(lt_workspace_bytes(device_cc()));
-    CeilingShape c = prepare_ceiling_shape(p, {8192, 8192, 8192, "ceiling", true}, ws, stream);
+    static KeptForCase<SustainedShape> kept;
+    SustainedShape& k = kept.get(precision_info(p).name, [&] {
+      SustainedShape made;
+      made.ws = std::make_unique<DeviceBuffer<unsigned char>>(lt_workspace_bytes(device_cc()));
+      made.c = prepare_ceiling_shape(p, kSustainedShape, *made.ws, stream);
+      return made;
+    });
+    CeilingShape& c = k.c;
+    DeviceBuffer<unsigned char>& ws = *k.ws;
     DeviceWork work = gemm_work(
         stream, c.gemm->tuned_seconds(),
         [&](int i) { c.gemm->run(c.buf->a(i), c.buf->b(i), c.buf->d(i), ws.data(), stream); }, c.buf->sets(),
         std::make_shared<int>(0));
     const LoopResult r = measure_device_sustained(state, work, g_opt.sustained_s);
-    if (const GemmCheck chk = launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, ws, stream), stream);
-        !chk.ok())
-      throw VerificationError("after the window: " + chk.describe());
+    const GemmCheck after = launch_and_check(*c.buf, 0, precision_info(p).bound, ceiling_once(c, ws, stream), stream);
+    if (!after.ok()) throw VerificationError("after the window: " + after.describe());
     set_counters(state, p, c.shape);
+    report_check(state, after);
     report_sustained(state, r);
-    append_label(state, c.gemm->chosen_description());
+    append_label(state, c.gemm->chosen_description() + " (chosen once, on the case's first call)");
     report_loop(state, r, "flops_per_joule", gemm_flops(c.shape.m, c.shape.n, c.shape.k));
   });
 }
@@ -369,9 +397,10 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
     TRIAUDIT_CUDA_LAUNCH();
     // The timed loop wrote D with the ladder and cuBLASLt alternately: poisoned first, so what is
     // checked is what the ladder wrote now, not cuBLASLt's correct result.
-    if (const GemmCheck c = launch_and_check(*buf, 0, bound, once, stream, block); !c.ok())
-      throw VerificationError("after timing: " + c.describe());
+    const GemmCheck after = launch_and_check(*buf, 0, bound, once, stream, block);
+    if (!after.ok()) throw VerificationError("after timing: " + after.describe());
     set_counters(state, p, s);
+    report_check(state, after);
     state.counters["ratio_to_cublas"] = r_ref.seconds_per_op / r.seconds_per_op;
     state.counters["cublas_seconds_per_op"] = r_ref.seconds_per_op;
     state.counters["level"] = level;
@@ -388,6 +417,18 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
   });
 }
 
+// A GEMM's m, n, k as axes of its description: an LLM layer's name gives its layer and tokens only.
+std::vector<std::pair<std::string, std::string>> shape_axes(const GemmShape& s);
+std::vector<std::pair<std::string, std::string>> sustained_axes() {
+  auto axes = shape_axes(kSustainedShape);
+  axes.insert(axes.begin(), {"mode", "sustained"});
+  return axes;
+}
+
+std::vector<std::pair<std::string, std::string>> shape_axes(const GemmShape& s) {
+  return {{"m", std::to_string(s.m)}, {"n", std::to_string(s.n)}, {"k", std::to_string(s.k)}};
+}
+
 void register_gemm() {
   auto wanted = [](const char* f) {
     return std::find(g_opt.families.begin(), g_opt.families.end(), f) != g_opt.families.end();
@@ -397,7 +438,9 @@ void register_gemm() {
   auto registered = std::make_shared<std::set<std::string>>();
   auto add_lt = [registered](GemmPrecision p, const GemmShape& s) {
     const std::string name = gemm_case_name("cublaslt", p, s);
-    if (registered->insert(name).second) register_case(name, [=](benchmark::State& st) { cublaslt_case(st, p, s); });
+    if (!registered->insert(name).second) return;
+    register_case(name, [=](benchmark::State& st) { cublaslt_case(st, p, s); });
+    describe_case(name, {"", "", shape_axes(s)});
   };
   const bool power_of_two = g_opt.max_square > 0 && (g_opt.max_square & (g_opt.max_square - 1)) == 0;
   if (!power_of_two || g_opt.max_square < 256 || g_opt.max_square > 65536)
@@ -417,11 +460,18 @@ void register_gemm() {
   if (wanted("ceiling"))
     for (const PrecisionInfo& info : gemm_precisions()) {
       const GemmPrecision p = info.precision;
-      register_case(BenchName("gemm", "ceiling", info.name).str() + "/burst",
-                    [=](benchmark::State& st) { ceiling_burst_case(st, p); });
-      if (g_opt.sustained_s > 0)
-        register_case(BenchName("gemm", "ceiling", info.name).str() + "/sustained",
-                      [=](benchmark::State& st) { ceiling_sustained_case(st, p); });
+      const std::string base = BenchName("gemm", "ceiling", info.name).str();
+      register_case(base + "/burst", [=](benchmark::State& st) { ceiling_burst_case(st, p); });
+      // The shapes the burst sweep tries (the time model reads them) and the headline it stands for.
+      std::string shapes;
+      for (const GemmShape& s : sweep_shapes())
+        shapes +=
+            (shapes.empty() ? "" : ",") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      describe_case(base + "/burst", {"", std::string(info.name) + "/burst", {{"mode", "burst"}, {"shapes", shapes}}});
+      if (g_opt.sustained_s > 0) {
+        register_case(base + "/sustained", [=](benchmark::State& st) { ceiling_sustained_case(st, p); });
+        describe_case(base + "/sustained", {"", std::string(info.name) + "/sustained", sustained_axes()});
+      }
     }
   if (wanted("ladder")) {
     int count = 0;
@@ -433,6 +483,7 @@ void register_gemm() {
         const std::string name = gemm_case_name(std::string("ladder_l") + std::to_string(l) + "_" + levels[l].name,
                                                 levels[l].bf16 ? GemmPrecision::BF16 : GemmPrecision::FP32, s);
         register_case(name, [=](benchmark::State& st) { ladder_case(st, l, s); });
+        describe_case(name, {"", "", shape_axes(s)});
       }
   }
 }
@@ -453,7 +504,8 @@ void add_flags(FlagSet& f) {
                "window of the sustained ceiling cases (0: no sustained case)");
   f.add_choice(
       "ceiling-shapes", &g_opt.ceiling_shapes, {"triaudit", "mamf"},
-      "the burst ceiling's sweep: triaudit's 12 shapes, or mamf-finder's grid (M 256..20480 step 256, N = K = 4096)");
+      "the burst ceiling's sweep: triaudit's 12 shapes, or mamf-finder's grid (its M 256..20224 step 256, N = K = "
+      "4096: cuBLAS's m = 4096, n = M)");
   f.add_double("max-op-seconds", &g_opt.max_op_seconds, 0.001, 60.0,
                "skip shapes whose single GEMM is estimated to run longer (0.25 s at most under a display watchdog)");
 }

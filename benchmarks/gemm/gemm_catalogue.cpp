@@ -9,28 +9,40 @@
 namespace triaudit {
 
 const std::vector<PrecisionInfo>& gemm_precisions() {
-  // Bounds {eps_out, eps_acc} (gemm_bound.hpp), powers of two. eps_out: twice the output's
-  // largest relative half-ulp (FP32 2^-24, FP16 2^-11, BF16 2^-8; FP8 writes BF16); TF32 also
-  // carries the bias of its inputs' truncation to 10 mantissa bits (a product shrinks by < 2^-9).
-  // eps_acc: the accumulator. FP32 accumulation (FP32, FP16, BF16, the ladder) 2^-16, far above
-  // its ~1e-7 per step and far below what one missing k-tile costs; TF32 2^-13 for the random part
-  // of its input rounding; FP8 accumulates in ~14 bits between cuBLASLt's promotions to FP32:
-  // 2^-11 (a promotion period longer than the 128 modelled still passes), 2^-9 without them (fast
-  // accumulation); FP16 accumulation 2^-11. tests/cpu/test_gemm_bound.cpp simulates each at
-  // K = 1024..16384: every correct result is inside half its bound, and one dropped k-tile of 64
-  // fails so many samples that the device check cannot miss it.
+  // Bounds (gemm_bound.hpp): {eps_out, eps_acc, input_var, input_bias, acc_bits, acc_k, promote_k,
+  // acc_rz, out_bits}. eps_out: twice the output's largest relative half-ulp (FP32 2^-24, FP16
+  // 2^-11, BF16 2^-8; FP8 writes BF16); TF32 also carries the bias of its inputs' conversion to 10
+  // mantissa bits (truncated, a product shrinks by < 2^-9). eps_acc: a fixed share for FP32
+  // accumulation (FP32, TF32, FP16, BF16, the ladder), 2^-16, far above its ~1e-7 per step and far
+  // below what one missing k-tile costs; the accumulators of FP16 and FP8 have their error modelled
+  // instead, from K, their ulp (FP16 10 bits, FP8's partial sums ~13) and their step (the MMA
+  // instruction's k), rounding to nearest or toward zero, whichever errs more. TF32's conversion:
+  // truncation to 10 bits, mean square < 2^-20/3, mean < 2^-11 of each input. FP8 promotes its
+  // partial sums into FP32 (cuBLASLt's default, at an interval it does not document: 512 is
+  // modelled, so a period up to that passes; the simulation checks 128 and 512); fast accumulation
+  // never does. FP64 and FP32 accumulate with
+  // IEEE FMAs (to nearest). tests/cpu/test_gemm_bound.cpp simulates each at K = 256..16384: every
+  // correct result is inside its bound with room, the mean square of its errors inside the model,
+  // one dropped k-tile of 64 is caught, and a cheaper arithmetic's mean square is not.
   static const std::vector<PrecisionInfo> p = {
-      {GemmPrecision::FP64, "fp64", 8, 8, 80, false, {0x1p-50, 0x1p-44}, "flops"},
-      {GemmPrecision::FP32, "fp32", 4, 4, 80, false, {0x1p-21, 0x1p-16}, "flops"},
-      {GemmPrecision::TF32, "tf32", 4, 4, 80, false, {0x1p-9, 0x1p-13}, "flops"},
-      {GemmPrecision::FP16, "fp16", 2, 2, 80, false, {0x1p-10, 0x1p-16}, "flops"},
-      {GemmPrecision::FP16Acc16, "fp16acc16", 2, 2, 80, false, {0x1p-9, 0x1p-11}, "flops"},
-      {GemmPrecision::BF16, "bf16", 2, 2, 80, false, {0x1p-7, 0x1p-16}, "flops"},
-      {GemmPrecision::FP8, "fp8e4m3", 1, 2, 89, true, {0x1p-7, 0x1p-11}, "flops"},
+      {GemmPrecision::FP64, "fp64", 8, 8, 80, false, {0x1p-50, 0x1p-44, 0, 0, 52, 4, 0, false, 52}, "flops"},
+      {GemmPrecision::FP32, "fp32", 4, 4, 80, false, {0x1p-21, 0x1p-16, 0, 0, 23, 1, 0, false, 23}, "flops"},
+      {GemmPrecision::TF32,
+       "tf32",
+       4,
+       4,
+       80,
+       false,
+       {0x1p-9, 0x1p-16, 0x1p-20 / 3, 0x1p-11, 23, 8, 0, true, 23},
+       "flops"},
+      {GemmPrecision::FP16, "fp16", 2, 2, 80, false, {0x1p-10, 0x1p-16, 0, 0, 23, 16, 0, true, 10}, "flops"},
+      {GemmPrecision::FP16Acc16, "fp16acc16", 2, 2, 80, false, {0x1p-9, 0, 0, 0, 10, 16, 0, true, 10}, "flops"},
+      {GemmPrecision::BF16, "bf16", 2, 2, 80, false, {0x1p-7, 0x1p-16, 0, 0, 23, 16, 0, true, 7}, "flops"},
+      {GemmPrecision::FP8, "fp8e4m3", 1, 2, 89, true, {0x1p-7, 0, 0, 0, 13, 32, 512, true, 7}, "flops"},
       // cuBLASLt's FP8 fast accumulation: partial sums are not periodically promoted to full FP32
       // (faster on Hopper, less accurate for long K); measured beside the default, never instead.
-      {GemmPrecision::FP8FastAccum, "fp8e4m3fast", 1, 2, 89, true, {0x1p-7, 0x1p-9}, "flops"},
-      {GemmPrecision::INT8, "int8", 1, 4, 75, true, {0, 0}, "ops"},
+      {GemmPrecision::FP8FastAccum, "fp8e4m3fast", 1, 2, 89, true, {0x1p-7, 0, 0, 0, 13, 32, 0, true, 7}, "flops"},
+      {GemmPrecision::INT8, "int8", 1, 4, 75, true, {}, "ops"},
   };
   return p;
 }
@@ -108,8 +120,12 @@ std::vector<GemmShape> ceiling_shapes() {
 }
 
 std::vector<GemmShape> mamf_ceiling_shapes() {
+  // mamf-finder's --m_range 0 20480 256 is np.arange(256, 20480, 256): M = 256 .. 20224. Its
+  // torch.mm(A[M x K], B[K x N]), B a transposed view of an N x K tensor, is C^T = B^T A^T to
+  // cuBLAS: TN with cuBLAS's m = N, n = M. So M, the dimension it varies, is cuBLAS's n.
   std::vector<GemmShape> out;
-  for (std::uint64_t m = 256; m <= 20480; m += 256) out.push_back({m, 4096, 4096, "ceiling", true});
+  for (std::uint64_t torch_m = 256; torch_m < 20480; torch_m += 256)
+    out.push_back({4096, torch_m, 4096, "ceiling", true});
   return out;
 }
 

@@ -3,6 +3,7 @@
 // counts. Pure host code, unit-tested.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -106,9 +107,38 @@ void run_selection(std::vector<CandidateTiming>& timing, int first, int gemms, d
 }
 
 // The burst ceiling's sweep: triaudit's own 12 shapes, or mamf-finder's documented grid
-// (--m_range 0 20480 256 --n 4096 --k 4096: M = 256 .. 20480 in steps of 256) so the two can be
-// put side by side. Every shape TN, as mamf-finder's torch.matmul reaches cuBLAS.
+// (--m_range 0 20480 256 --n 4096 --k 4096: its M = 256 .. 20224 in steps of 256, 79 shapes) so the
+// two can be put side by side. Every shape TN with cuBLAS's n = mamf-finder's M and m = N = 4096,
+// as its torch.mm reaches cuBLAS.
 std::vector<GemmShape> mamf_ceiling_shapes();
+
+// What a case keeps across Google Benchmark's calls of it (one per repetition): its operands and
+// its tuned algorithm, made on the case's first call and reused while the same case is called
+// again, so every repetition times the same algorithm (a sustained case that tuned again on every
+// call could time a different one in each) and the repetitions follow each other without a new
+// selection between them. Another case's things are freed before the next case's are made.
+template <class T>
+class KeptForCase {
+ public:
+  template <class Make>
+  T& get(const std::string& key, const Make& make) {
+    if (!value_ || key_ != key) {
+      value_.reset();  // free the previous case's memory before asking for more
+      key_.clear();
+      value_ = std::make_unique<T>(make());
+      key_ = key;
+    }
+    return *value_;
+  }
+  void clear() {
+    value_.reset();
+    key_.clear();
+  }
+
+ private:
+  std::unique_ptr<T> value_;
+  std::string key_;
+};
 
 // gemm/cublaslt/<precision>/layout:<nn|tn>/m:M/n:N/k:K, or for an LLM layer
 // gemm/cublaslt/<precision>/llm:<model>-<layer>/tokens:T

@@ -36,6 +36,20 @@ std::string GemmCheck::describe() const {
   os << wrong << " of " << samples << " sampled elements outside the bound (worst error " << worst_error
      << " of what the bound allows)";
   if (!first_wrong.empty()) os << "; first: " << first_wrong;
+  os.precision(3);
+  os << "; mean square of the errors " << mean_square_ratio << " x the declared arithmetic's";
+  if (mean_square_ratio > kGemmMeanSquareLimit)
+    os << " (more than " << kGemmMeanSquareLimit << " x: computed in a cheaper arithmetic than declared?)";
+  return os.str();
+}
+
+std::string GemmCheck::sampling_note() const {
+  if (sampling.catch_probability >= kGemmLostTileCatch) return "";
+  std::ostringstream os;
+  os.precision(2);
+  os << "verification: a k-tile of " << kGemmLostTileK << " lost in one CTA is caught with probability "
+     << sampling.catch_probability << " at K=" << k
+     << " (the accumulator's own error, modelled for rounding toward zero, is as large as the tile's share)";
   return os.str();
 }
 
@@ -54,34 +68,41 @@ GemmCheck launch_and_check(const GemmBuffers& buf, int set, const GemmBound& bou
 
 GemmCheck check_gemm(const GemmBuffers& buf, int set, const GemmBound& bound, cudaStream_t stream, SampleBlock block) {
   const GemmShape& s = buf.shape;
+  const GemmBlockSampling sampling = gemm_block_sampling(s.k, bound);
   std::vector<std::uint32_t> rows, cols;
-  for (const auto& [i, j] : gemm_sample_positions(s.m, s.n, block.m, block.n)) {
+  for (const auto& [i, j] : gemm_sample_positions(s.m, s.n, block.m, block.n, sampling.per_block)) {
     rows.push_back(i);
     cols.push_back(j);
   }
   const int count = static_cast<int>(rows.size());
   DeviceBuffer<std::uint32_t> drows(rows.size()), dcols(cols.size());
-  DeviceBuffer<double> ref(rows.size()), abs_ref(rows.size()), got(rows.size());
+  DeviceBuffer<double> ref(rows.size()), abs_ref(rows.size()), got(rows.size()), sq_ref(rows.size());
   TRIAUDIT_CUDA(cudaMemcpyAsync(drows.data(), rows.data(), rows.size() * 4, cudaMemcpyHostToDevice, stream));
   TRIAUDIT_CUDA(cudaMemcpyAsync(dcols.data(), cols.data(), cols.size() * 4, cudaMemcpyHostToDevice, stream));
   if (!kernels::gemm_reference_samples(buf.a(set), buf.b(set), buf.d(set), buf.ab, buf.cd, s.m, s.n, s.k, s.transa,
                                        {drows.data(), dcols.data(), count}, ref.data(), abs_ref.data(), got.data(),
-                                       stream))
+                                       stream, sq_ref.data()))
     throw Error("no reference for this combination of operand types");
   TRIAUDIT_CUDA_LAUNCH();
-  std::vector<double> r(rows.size()), ar(rows.size()), g(rows.size());
+  std::vector<double> r(rows.size()), ar(rows.size()), g(rows.size()), sq(rows.size());
   TRIAUDIT_CUDA(cudaMemcpyAsync(r.data(), ref.data(), r.size() * 8, cudaMemcpyDeviceToHost, stream));
   TRIAUDIT_CUDA(cudaMemcpyAsync(ar.data(), abs_ref.data(), ar.size() * 8, cudaMemcpyDeviceToHost, stream));
   TRIAUDIT_CUDA(cudaMemcpyAsync(g.data(), got.data(), g.size() * 8, cudaMemcpyDeviceToHost, stream));
+  TRIAUDIT_CUDA(cudaMemcpyAsync(sq.data(), sq_ref.data(), sq.size() * 8, cudaMemcpyDeviceToHost, stream));
   TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
 
   GemmCheck c;
   c.samples = count;
+  c.k = s.k;
+  c.sampling = sampling;
+  GemmMeanSquare mean_square;
   for (int x = 0; x < count; ++x) {
     const auto u = static_cast<std::size_t>(x);
-    const bool ok = gemm_element_ok(g[u], r[u], ar[u], bound);
+    const GemmSample sample{g[u], r[u], ar[u], sq[u]};
+    const bool ok = gemm_element_ok(sample, s.k, bound);
+    if (std::isfinite(g[u])) mean_square.add(sample, s.k, bound);
     const double err = std::fabs(g[u] - r[u]);
-    const double allowed = gemm_allowed_error(r[u], ar[u], bound);
+    const double allowed = gemm_allowed_error(sample, s.k, bound);
     if (!std::isfinite(err))
       c.worst_error = INFINITY;
     else if (allowed > 0)
@@ -96,6 +117,7 @@ GemmCheck check_gemm(const GemmBuffers& buf, int set, const GemmBound& bound, cu
       c.first_wrong = os.str();
     }
   }
+  c.mean_square_ratio = mean_square.ratio();
   return c;
 }
 

@@ -1,7 +1,8 @@
 // Operand buffers for one GEMM shape (several sets, rotated so small shapes are not timed out
 // of L2) and the check of D against an FP64 reference at sampled positions (gemm_bound.hpp: the
-// corners, one element in every 64 x 64 block, 1020 more at random), each the full K-long dot
-// product, judged by the precision's bound.
+// corners, in every 64 x 64 block enough elements that a k-tile lost in it is caught, 1020 more at
+// random), each the full K-long dot product, judged element by element by the precision's bound and,
+// over all samples, by the mean square of the errors against the declared arithmetic's.
 // Shared by triaudit_gemm and the device tests.
 #pragma once
 #include <cuda_runtime_api.h>
@@ -40,12 +41,19 @@ struct GemmCheck {
   int samples = 0, wrong = 0;
   double worst_error = 0;  // max |D - ref| / the error allowed there (> 1: outside the bound)
   std::string first_wrong;
-  bool ok() const { return samples > 0 && wrong == 0; }
+  // The errors' mean square over the declared arithmetic's model (> kGemmMeanSquareLimit: a cheaper
+  // arithmetic than the one declared, e.g. TF32 inputs for FP32).
+  double mean_square_ratio = 0;
+  GemmBlockSampling sampling;  // samples per block, and how likely a k-tile lost in one CTA is caught
+  std::uint64_t k = 0;
+  bool ok() const { return samples > 0 && wrong == 0 && !(mean_square_ratio > kGemmMeanSquareLimit); }
   std::string describe() const;
+  // "" when a k-tile lost in one CTA is caught with >= kGemmLostTileCatch, else a sentence saying how likely.
+  std::string sampling_note() const;
 };
 
-// The block of D in which one element is sampled (gemm_sample_positions): 64 x 64, or the CTA tile
-// of a kernel that writes less.
+// The block of D in which elements are sampled (gemm_sample_positions): 64 x 64, or the CTA tile
+// of a kernel that writes less; how many per block follows from K and the bound (gemm_block_sampling).
 struct SampleBlock {
   std::uint64_t m = kGemmSampleBlock, n = kGemmSampleBlock;
 };

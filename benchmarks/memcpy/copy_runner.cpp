@@ -52,10 +52,11 @@ VerifyResult check_words(const std::uint32_t* p, std::uint64_t n, std::uint64_t 
 
 }  // namespace
 
-CopyRunner::CopyRunner(CopyKind kind, std::uint64_t bytes)
+CopyRunner::CopyRunner(CopyKind kind, std::uint64_t bytes, int sets)
     : kind_(std::move(kind)),
       bytes_(bytes),
       words_(bytes / 4),
+      sets_(kind_.direction == "d2d" ? std::max(1, sets) : 1),
       fork_(cudaEventDisableTiming),
       join_(cudaEventDisableTiming) {
   if (bytes % 16 != 0 || bytes == 0) throw Error("copy size must be a positive multiple of 16 bytes");
@@ -71,15 +72,18 @@ CopyRunner::CopyRunner(CopyKind kind, std::uint64_t bytes)
     if (m == "write_combined") pinned_ = PinnedBuffer<std::uint32_t>(words_, cudaHostAllocWriteCombined);
     if (m == "zero_copy") pinned_ = PinnedBuffer<std::uint32_t>(words_, cudaHostAllocMapped);
     if (m == "registered") registered_ = std::make_unique<HostRegistration>(bytes);
-    dev_ = DeviceBuffer<std::uint32_t>(words_);
+    dev_ = DeviceBuffer<std::uint32_t>(words_ * static_cast<std::uint64_t>(sets_));
   }
-  if (kind_.direction == "d2d") dev_second_ = DeviceBuffer<std::uint32_t>(words_);
+  if (kind_.direction == "d2d") dev_second_ = DeviceBuffer<std::uint32_t>(words_ * static_cast<std::uint64_t>(sets_));
 
   // Sources: host memory for h2d and bidir's first direction, device memory otherwise.
   const std::uint64_t source_words = kind_.direction == "bidir" ? 2 * words_ : words_;
   if (kind_.direction == "h2d" || kind_.direction == "bidir") fill_host_pattern(host_ptr(), source_words, kSeedCopy);
   if (kind_.direction == "d2h") kernels::fill_pattern(dev_.data(), words_, kSeedCopy, nullptr);
-  if (kind_.direction == "d2d") kernels::fill_pattern(dev_second_.data(), words_, kSeedCopy, nullptr);
+  // A device copy's sets lie side by side: one pattern over all of them, each set's copy keeping
+  // its offset, so every destination word is checked against the same pattern.
+  if (kind_.direction == "d2d")
+    kernels::fill_pattern(dev_second_.data(), words_ * static_cast<std::uint64_t>(sets_), kSeedCopy, nullptr);
   if (kind_.direction == "bidir") kernels::fill_pattern(dev_second_.data(), source_words, kSeedCopy + 1, nullptr);
   TRIAUDIT_CUDA_LAUNCH();
   TRIAUDIT_CUDA(cudaDeviceSynchronize());
@@ -95,7 +99,7 @@ std::uint32_t* CopyRunner::host_ptr() const {
 
 void CopyRunner::poison() {
   const std::string& d = kind_.direction;
-  const std::uint64_t dest_bytes = d == "bidir" ? 2 * bytes_ : bytes_;
+  const std::uint64_t dest_bytes = d == "bidir" ? 2 * bytes_ : bytes_ * static_cast<std::uint64_t>(sets_);
   if (d == "h2d" || d == "d2d" || d == "bidir") TRIAUDIT_CUDA(cudaMemset(dev_.data(), 0xA5, dest_bytes));
   if (d == "d2h") std::memset(host_ptr(), 0xA5, bytes_);
   if (d == "bidir") std::memset(pinned_second_.data(), 0xA5, dest_bytes);
@@ -133,11 +137,15 @@ void CopyRunner::enqueue(cudaStream_t s1) {
     TRIAUDIT_CUDA(cudaMemcpyAsync(dev_.data(), host_ptr(), bytes_, cudaMemcpyHostToDevice, s1));
   } else if (d == "d2h") {
     TRIAUDIT_CUDA(cudaMemcpyAsync(host_ptr(), dev_.data(), bytes_, cudaMemcpyDeviceToHost, s1));
-  } else if (d == "d2d" && m == "sm_kernel") {
-    kernels::sm_copy(dev_second_.data(), dev_.data(), bytes_, s1);
-    TRIAUDIT_CUDA_LAUNCH();
   } else if (d == "d2d") {
-    TRIAUDIT_CUDA(cudaMemcpyAsync(dev_.data(), dev_second_.data(), bytes_, cudaMemcpyDeviceToDevice, s1));
+    const std::uint64_t at = static_cast<std::uint64_t>(next_set_) * words_;
+    next_set_ = (next_set_ + 1) % sets_;
+    if (m == "sm_kernel") {
+      kernels::sm_copy(dev_second_.data() + at, dev_.data() + at, bytes_, s1);
+      TRIAUDIT_CUDA_LAUNCH();
+    } else {
+      TRIAUDIT_CUDA(cudaMemcpyAsync(dev_.data() + at, dev_second_.data() + at, bytes_, cudaMemcpyDeviceToDevice, s1));
+    }
   } else {
     throw Error("unknown copy kind " + d + "/" + m);
   }
@@ -157,8 +165,9 @@ VerifyResult CopyRunner::verify(std::uint64_t stride) {
   TRIAUDIT_CUDA(cudaDeviceSynchronize());
   const std::string& d = kind_.direction;
   if (d == "d2h") return check_words(host_ptr(), words_, kSeedCopy, stride);
-  // Bidirectional: both directions ran at full size (each was the interfering copy once).
-  const std::uint64_t words = d == "bidir" ? 2 * words_ : words_;
+  // Bidirectional: both directions ran at full size (each was the interfering copy once). A device
+  // copy of several sets: every set's destination, side by side.
+  const std::uint64_t words = d == "bidir" ? 2 * words_ : words_ * static_cast<std::uint64_t>(sets_);
   std::vector<std::uint32_t> back(words);
   TRIAUDIT_CUDA(cudaMemcpy(back.data(), dev_.data(), words * 4, cudaMemcpyDeviceToHost));
   VerifyResult r = check_words(back.data(), words, kSeedCopy, stride);

@@ -4,8 +4,10 @@
 //        memcpy/overlap/<pinned|pageable>/bytes:<size>
 // Pinned, registered, write-combined, zero-copy and device copies: CUDA events on the
 // benchmark's stream, held by a spinning kernel while the copies are queued with warm-up copies
-// ahead of the start event (nvbandwidth's method), several copies per region for small sizes;
-// device copies with the L2 flushed before each. Bidirectional: each direction timed on its own
+// ahead of the start event (nvbandwidth's method), regions of >= 0.5 ms of copies where one hold's
+// queue allows (else said latency-bound); device copies with the L2 flushed before each region,
+// whose copies rotate over (source, destination) sets each out of the L2, enough of them that the
+// write-back left in the L2 at the region's end is <= 0.5 % of its time. Bidirectional: each direction timed on its own
 // stream while the opposite direction, twice as large, runs (nvbandwidth). Pageable copies: the
 // host clock around completed cudaMemcpy calls, the host caches flushed before each. Every
 // destination is checked word by word once per case.
@@ -23,6 +25,7 @@
 #include "gpu_timer.hpp"
 #include "measure.hpp"
 #include "names.hpp"
+#include "region_plan.hpp"
 #include "sizes.hpp"
 #include "suite.hpp"
 
@@ -37,13 +40,13 @@ struct MemcpyOptions {
 } g_opt;
 
 // The last case's buffers, kept across Google Benchmark's repeated calls of that case.
-CopyRunner& runner_for(const CopyKind& kind, std::uint64_t bytes) {
+CopyRunner& runner_for(const CopyKind& kind, std::uint64_t bytes, int sets = 1) {
   static std::unique_ptr<CopyRunner> cached;
   if (!cached || cached->bytes() != bytes || cached->kind().direction != kind.direction ||
-      cached->kind().memory != kind.memory) {
+      cached->kind().memory != kind.memory || cached->sets() != sets) {
     cached.reset();
-    require_free_memory(2 * bytes);
-    cached = std::make_unique<CopyRunner>(kind, bytes);
+    require_free_memory(2 * bytes * static_cast<std::uint64_t>(sets));
+    cached = std::make_unique<CopyRunner>(kind, bytes, sets);
   }
   return *cached;
 }
@@ -60,15 +63,17 @@ void flush_host_caches() {
 
 void copy_case(benchmark::State& state, const std::string& name, const CopyKind& kind, std::uint64_t bytes) {
   run_guarded(state, [&] {
-    CopyRunner& run = runner_for(kind, bytes);
+    const CopyRegionPlan plan = copy_region_plan(kind, bytes, device().description.l2_bytes);
+    CopyRunner& run = runner_for(kind, bytes, plan.sets);
     run.poison();
     Stream s1, s2;
-    const int ops = copies_per_region(kind, bytes);
+    const int ops = plan.min_ops;
     LoopResult r;
     double other_direction_s = 0.0, flush_bytes_per_op = 0.0;
     if (copy_is_host_timed(kind)) {
       HostWork work;
       work.ops = ops;
+      work.min_region_s = kRegionMinSeconds;  // one copy a region (each after a host-cache flush): said when shorter
       work.before_region = flush_host_caches;
       work.run_op = [&] { run.run_synchronous(); };
       // A pageable host-to-device cudaMemcpy may return once the data sits in the driver's
@@ -78,15 +83,16 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
     } else {
       DeviceWork work;
       work.stream = s1;
-      work.ops = ops;
+      work.ops = ops;  // at least; then >= 0.5 ms of device time where one hold's queue allows
+      work.min_region_s = kRegionMinSeconds;
       work.queue_entries_per_op = copy_queue_entries(kind);
       work.untimed_ops_in_region = untimed_copies_in_region(kind, bytes);
       std::unique_ptr<L2Flusher> flusher;
       if (copy_flushes_l2(kind)) {
         flusher = std::make_unique<L2Flusher>(device().description.l2_bytes);
         work.flusher = flusher.get();
-        // One flush per region, shared by the region's copies (timed and untimed).
-        flush_bytes_per_op = static_cast<double>(flusher->bytes()) / (work.ops + work.untimed_ops_in_region);
+        // One flush per region, shared by the region's copies (timed and untimed): sized after the loop.
+        flush_bytes_per_op = static_cast<double>(flusher->bytes());
       }
       if (kind.direction == "bidir") {
         // Each direction measured on its own stream while the other direction, twice as large,
@@ -105,6 +111,13 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
       }
     }
 
+    const double ops_per_region = r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 1.0;
+    if (copy_flushes_l2(kind)) {
+      flush_bytes_per_op /= ops_per_region + untimed_copies_in_region(kind, bytes);
+      state.counters["buffer_sets"] = run.sets();
+      state.counters["writeback_residual"] =
+          writeback_residual(device().description.l2_bytes, bytes, 2 * bytes, static_cast<int>(ops_per_region));
+    }
     // Every word the first time a case runs in this process; every 997th (and the last) on
     // Google Benchmark's later calls of the same case.
     static std::set<std::string> fully_verified;
@@ -127,7 +140,9 @@ void copy_case(benchmark::State& state, const std::string& name, const CopyKind&
     }
     if (copy_is_host_timed(kind)) append_label(state, "host caches flushed (256 MiB written) before each copy");
     if (kind.direction == "d2d")
-      append_label(state, "bytes counted once (DRAM traffic is read + write = 2x); L2 flushed before each copy");
+      append_label(state, "bytes counted once (DRAM traffic is read + write = 2x); L2 flushed before each region of " +
+                              std::to_string(static_cast<int>(ops_per_region)) + " copies over " +
+                              std::to_string(run.sets()) + " (source, destination) set(s), each out of the L2");
     // bytes_per_joule: the bytes the window moved per operation (joules_per_op divides the window's
     // energy by every copy in it, untimed ones too). Bidirectional: the measured copy and the
     // interfering one, twice as large (3x); device copies: read + write, and their share of the
@@ -191,6 +206,14 @@ void overlap_case(benchmark::State& state, const std::string& memory, std::uint6
   });
 }
 
+// The headline a copy stands for (the Python corners' keys), "" for none.
+std::string copy_headline(const CopyKind& kind) {
+  if (kind.memory == "pinned" && (kind.direction == "h2d" || kind.direction == "d2h")) return kind.direction;
+  if (kind.memory == "pageable" && kind.direction == "h2d") return "h2d/pageable";
+  if (kind.direction == "d2d" && kind.memory == "copy_engine") return "d2d";
+  return "";
+}
+
 void register_memcpy() {
   if (g_opt.min_bytes > g_opt.max_bytes) throw std::invalid_argument("--min-bytes is above --max-bytes");
   if (g_opt.min_bytes < 16) throw std::invalid_argument("--min-bytes must be at least 16");
@@ -204,6 +227,7 @@ void register_memcpy() {
       if (!copy_applies_to_size(kind, bytes)) continue;
       const std::string name = BenchName("memcpy", kind.direction, kind.memory).arg("bytes", bytes).str();
       register_case(name, [=](benchmark::State& s) { copy_case(s, name, kind, bytes); });
+      describe_case(name, {"bytes_per_second", copy_headline(kind), {}});
     }
   }
   if (wanted("overlap"))

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "latch_budget.hpp"
+#include "region_plan.hpp"
 #include "sizes.hpp"
 
 namespace triaudit {
@@ -51,6 +52,20 @@ int copies_per_region(const CopyKind& k, std::uint64_t size) {
   const std::uint64_t by_size = (64ULL << 20) / std::max<std::uint64_t>(size, 1);
   return static_cast<int>(
       std::clamp<std::uint64_t>(by_size, 1, static_cast<std::uint64_t>(std::max(1, std::min(32, fit)))));
+}
+
+}  // namespace triaudit
+
+namespace triaudit {
+
+CopyRegionPlan copy_region_plan(const CopyKind& k, std::uint64_t size, std::uint64_t l2_bytes) {
+  CopyRegionPlan p;
+  p.min_ops = copies_per_region(k, size);
+  if (!copy_flushes_l2(k)) return p;
+  const int most = kLatchEntriesForOps / copy_queue_entries(k) - untimed_copies_in_region(k, size);
+  p.sets = cold_rotation_sets(2 * size, l2_bytes);
+  p.min_ops = std::clamp(ops_for_writeback_residual(l2_bytes, size, 2 * size), 1, std::max(1, most));
+  return p;
 }
 
 }  // namespace triaudit

@@ -52,6 +52,19 @@ std::vector<std::uint64_t> geometric_sizes(std::uint64_t lo, std::uint64_t hi, u
 // (each after a host-cache flush) and device copies (each after an L2 flush). A region and its
 // warm-up copies fit behind one hold (StreamLatch::kMaxQueuedEntries = 128 entries).
 int copies_per_region(const CopyKind& k, std::uint64_t size);
+// How a copy case's regions are laid out: the (source, destination) sets its copies rotate through
+// and the fewest copies per region (the harness then sizes regions to >= 0.5 ms of device time,
+// region_plan.hpp). Device copies: the L2 flushed before each region, then copies back to back over
+// rotating sets, each finding its source out of the L2, enough of them that the write-back left in
+// the L2 at the region's end (half the L2: a copy's traffic is half writes) is at most 0.5 % of the
+// region wherever the copy's traffic (read + write) exceeds the L2; one copy per region missed ~5 %
+// at 256 MiB. Other kinds: one set, copies_per_region.
+struct CopyRegionPlan {
+  int sets = 1;
+  int min_ops = 1;
+};
+CopyRegionPlan copy_region_plan(const CopyKind& k, std::uint64_t size, std::uint64_t l2_bytes);
+
 // Copies queued behind the hold before the start event, so the copy engine is running when the
 // timed copies begin (nvbandwidth queues warm-up copies the same way): 4 up to 16 MiB, 1 above;
 // none for host-timed copies.

@@ -2,12 +2,14 @@
 //
 // Names: p2p/<ce|ce_read|sm_read|sm_write>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>
 //        p2p/staged/uni/src:<i>/dst:<j>/bytes:<N>          (--staged=on: peer access off, via pinned host memory)
-//        p2p/latency/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>   back-to-back small copies, the time
-//        per copy (p2pBandwidthLatencyTest's latency; not nvbandwidth's pointer-chase latency)
+//        p2p/small_copy/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>   back-to-back small copies, the time
+//        per copy (p2pBandwidthLatencyTest's "latency"; not nvbandwidth's pointer-chase latency;
+//        p2p/latency/... before schema 2)
 // (p2p_catalogue.hpp). The catalogue covers GPUs 0 .. --max-gpus-1 on every machine; a pair
 // beyond the visible GPUs, or without peer access, is skipped with the reason (NVML's P2P status).
 // Timing as triaudit_memcpy: CUDA events on the issuing GPU's stream, held by a spinning kernel
-// while the copies (and warm-up copies ahead of the start event) are queued; bidirectional: each
+// while the copies (and warm-up copies ahead of the start event) are queued, regions of >= 0.5 ms
+// of copies where one hold's queue allows (else said latency-bound); bidirectional: each
 // direction timed on its own stream while the other direction, twice as large, runs (nvbandwidth).
 // Every destination is checked word by word after timing. Energy: both GPUs' counters summed.
 #include <benchmark/benchmark.h>
@@ -23,6 +25,7 @@
 #include "gpu_topology.hpp"
 #include "measure.hpp"
 #include "pair_runner.hpp"
+#include "region_plan.hpp"
 #include "suite.hpp"
 
 namespace triaudit {
@@ -134,7 +137,9 @@ LoopResult timed(PairRunner& run, const P2pCase& c, bool forward, EnergyAccount&
   DeviceGuard g(run.timing_device(forward));  // the latch, the events and the kernels live there
   DeviceWork work;
   work.stream = run.timing_stream(forward);
-  work.ops = p2p_ops_per_region(c.kind, c.bytes);
+  work.ops = p2p_ops_per_region(c.kind, c.bytes);  // at least; then >= 0.5 ms where one hold's queue allows
+  // Small copies are timed per copy, 100 back to back (p2pBandwidthLatencyTest's shape): not resized.
+  work.min_region_s = c.kind.small_copy ? 0.0 : kRegionMinSeconds;
   work.queue_entries_per_op = p2p_queue_entries(c.kind);
   work.untimed_ops_in_region = p2p_untimed_ops(c.kind, c.bytes);
   if (c.kind.direction == "bidir") work.before_region = [&] { run.join(forward); };
@@ -193,7 +198,7 @@ void p2p_case(benchmark::State& state, const P2pCase& c) {
 
     const double counted = static_cast<double>(c.bytes);  // once per copy, as nvbandwidth counts
     state.counters["bytes_per_op"] = counted;
-    if (!c.kind.latency)
+    if (!c.kind.small_copy)
       state.counters["bytes_per_second"] = benchmark::Counter(counted, benchmark::Counter::kIsIterationInvariantRate);
     append_label(state, method_label(c.kind) + "; GPU " + std::to_string(c.src) + " -> GPU " + std::to_string(c.dst) +
                             " over " + machine().pairs[s][d].link);
@@ -205,10 +210,10 @@ void p2p_case(benchmark::State& state, const P2pCase& c) {
                    "per direction as nvbandwidth: bytes_per_second is src->dst while a dst->src copy of twice the "
                    "size runs; bytes_per_second_reverse the other way, measured the same; total adds both");
     }
-    if (c.kind.latency)
+    if (c.kind.small_copy)
       append_label(state, std::to_string(r.regions > 0 ? r.ops / r.regions : 0) +
                               " copies back to back per region; seconds_per_op is the time per copy "
-                              "(p2pBandwidthLatencyTest's latency, not nvbandwidth's pointer chase)");
+                              "(p2pBandwidthLatencyTest's \"latency\"; not nvbandwidth's latency, a pointer chase)");
     else if (r.median_seconds_per_op > 0)
       state.counters["bytes_per_second_median"] = counted / r.median_seconds_per_op;
     report_loop(state, r);
@@ -251,7 +256,8 @@ void add_flags(FlagSet& f) {
             "pairs of GPUs 0 .. N-1 are in the catalogue (beyond the visible ones: skipped)");
   f.add_size("min-bytes", &g_opt.p2p.min_bytes, "smallest copy (the sweep steps by 4 down from --max-bytes)");
   f.add_size("max-bytes", &g_opt.p2p.max_bytes, "largest copy, rounded down to a power of two");
-  f.add_list("tests", &g_opt.p2p.tests, {"ce", "ce_read", "sm_read", "sm_write", "latency"}, "what to measure");
+  f.add_list("tests", &g_opt.p2p.tests, {"ce", "ce_read", "sm_read", "sm_write", "small_copy", "latency"},
+             "what to measure (latency: the old word for small_copy)");
   f.add_choice("pairs", &g_opt.pairs, {"all", "representative"},
                "every ordered pair, or one per link type (the first of each; the others skipped with the reason)");
   f.add_list("directions", &g_opt.p2p.directions, {"uni", "bidir"}, "one direction at a time, or both at once");
@@ -266,7 +272,7 @@ int main(int argc, char** argv) {
   const SuiteSpec spec{
       "triaudit_p2p",
       "GPU-to-GPU copies for every ordered pair: copy engine (write, read), SM read, SM write, uni- and bidirectional, "
-      "staged through the host, latency; link types and peer access in the context",
+      "staged through the host, back-to-back small copies; link types and peer access in the context",
       add_flags,
       register_p2p,
       before_run,

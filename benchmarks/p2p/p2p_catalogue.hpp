@@ -22,11 +22,13 @@ namespace triaudit {
 //              the destination's memory), staged (peer access off: source -> pinned host memory ->
 //              destination, two copies in sequence).
 //   direction: uni, or bidir (measured while the opposite direction, twice as large, runs).
-//   latency:   small copies back to back, reported per copy (seconds_per_op).
+//   small_copy: small copies back to back, reported per copy (seconds_per_op): the shape of the CUDA
+//              samples' p2pBandwidthLatencyTest "latency". Named p2p/latency/... before schema 2;
+//              nvbandwidth's latency is another thing (a pointer chase: one dependent load at a time).
 struct P2pKind {
   std::string test;       // ce, ce_read, sm_read, sm_write, staged
   std::string direction;  // uni, bidir
-  bool latency = false;
+  bool small_copy = false;
 };
 
 struct P2pCase {
@@ -40,7 +42,8 @@ struct P2pOptions {
   int max_gpus = 8;
   std::uint64_t min_bytes = 8ULL << 10;
   std::uint64_t max_bytes = 512ULL << 20;  // nvbandwidth's default buffer
-  std::vector<std::string> tests = {"ce", "ce_read", "sm_read", "sm_write", "latency"};
+  // "small_copy" (the old word "latency" selects it too)
+  std::vector<std::string> tests = {"ce", "ce_read", "sm_read", "sm_write", "small_copy"};
   std::vector<std::string> directions = {"uni", "bidir"};
   bool staged = false;
 };
@@ -49,8 +52,8 @@ struct P2pOptions {
 // at least min_bytes, smallest first. Anchored at the top so the default sweep ends at 512 MiB,
 // nvbandwidth's copy size. Throws std::invalid_argument for min < 16 or min > max.
 std::vector<std::uint64_t> p2p_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes);
-// Latency sizes: 4 B (one word, p2pBandwidthLatencyTest's copy), 256 B, 4 KiB.
-const std::vector<std::uint64_t>& p2p_latency_sizes();
+// Small-copy sizes: 4 B (one word, p2pBandwidthLatencyTest's copy), 256 B, 4 KiB.
+const std::vector<std::uint64_t>& p2p_small_copy_sizes();
 
 // Every case, in registration order: per test and direction, per ordered pair (src, dst), sizes
 // innermost (consecutive cases share a pair, so peer access and buffers change rarely). The same
@@ -64,7 +67,7 @@ int p2p_queue_entries(const P2pKind& k);
 // Copies queued behind the hold before the start event (the copy engine and the link are busy
 // when the timed copies begin, as nvbandwidth does): 4 up to 16 MiB, 1 above.
 int p2p_untimed_ops(const P2pKind& k, std::uint64_t bytes);
-// Copies per timed region: latency 100; bandwidth up to 64 MiB per region (at most 32 copies),
+// Copies per timed region: small copies 100; bandwidth up to 64 MiB per region (at most 32 copies),
 // one for large copies; always inside the latch's queue budget with the untimed copies.
 int p2p_ops_per_region(const P2pKind& k, std::uint64_t bytes);
 

@@ -1,6 +1,9 @@
 // triaudit_stream: the bandwidth corner. STREAM copy / scale / add / triad / dot in FP32 and
 // FP64 over a sweep of array sizes from L2-resident to far beyond the L2, hot (data left in L2
-// by the previous operation) and cold (L2 flushed before each timed operation).
+// by the previous operation) and cold (the L2 flushed before each region, whose operations rotate
+// over buffer sets so each finds its data out of the L2; enough of them that the write-back left
+// in the L2 at the region's end is <= 0.5 % of a DRAM figure: stream_plan.hpp). Every region holds
+// >= 0.5 ms of device time where one hold's queue allows, or the case says it is latency-bound.
 //
 // Name:  stream/<op>/<fp32|fp64>/cache:<hot|cold>/bytes:<bytes of ONE array>
 //        stream/triad_sustained/<fp32|fp64>/cache:cold/bytes:<largest>: triad back to back for
@@ -12,7 +15,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -20,9 +22,11 @@
 #include "gpu_timer.hpp"
 #include "measure.hpp"
 #include "names.hpp"
+#include "region_plan.hpp"
 #include "sizes.hpp"
 #include "stream_check.hpp"
 #include "stream_latch.hpp"
+#include "stream_plan.hpp"
 #include "suite.hpp"
 
 namespace triaudit {
@@ -37,36 +41,34 @@ struct StreamOptions {
   double sustained_s = 10.0;
 } g_opt;
 
-// Hot cases batch small operations into one timed region (reported per operation) so the
-// event resolution and the gap between launches do not dominate. Each operation is one launch
-// (dot: two) and a region must fit behind one stream hold.
-int ops_per_region(std::uint64_t array_bytes, bool cold, StreamOp op) {
-  if (cold) return 1;  // each operation must start from a flushed L2
-  const int entries = op == StreamOp::Dot ? 2 : 1;
-  const std::uint64_t fit = static_cast<std::uint64_t>((StreamLatch::kMaxQueuedEntries - 2) / entries);
-  return static_cast<int>(
-      std::clamp<std::uint64_t>((256ULL << 20) / array_bytes, 1, std::min<std::uint64_t>(100, fit)));
-}
-
 // Device arrays kept across the calls of one case (Google Benchmark calls it once per
-// repetition); re-filled on every call.
+// repetition); re-filled on every call. `sets` copies of (a, b, c), side by side: a cold case's
+// operations rotate through them (stream_plan.hpp) so each finds its data out of the L2.
 struct Workspace {
   std::uint64_t bytes = 0;
+  int sets = 0;
+  int next_set = 0;  // the set the next operation uses
   DeviceBuffer<unsigned char> a, b, c, partial, result;
   std::unique_ptr<L2Flusher> flusher;
+  kernels::StreamArrays arrays(int set) {
+    const std::uint64_t at = static_cast<std::uint64_t>(set) * bytes;
+    return {a.data() + at, b.data() + at, c.data() + at, partial.data(), result.data()};
+  }
 };
 
-Workspace& workspace_for(std::uint64_t array_bytes) {
+Workspace& workspace_for(std::uint64_t array_bytes, int sets) {
   static Workspace ws;
-  if (ws.bytes != array_bytes) {
+  if (ws.bytes != array_bytes || ws.sets != sets) {
     ws = Workspace{};  // free the previous case's arrays before asking for more
-    require_free_memory(kStreamArraysAllocated * array_bytes + 3 * device().description.l2_bytes);
-    ws.a = DeviceBuffer<unsigned char>(array_bytes);
-    ws.b = DeviceBuffer<unsigned char>(array_bytes);
-    ws.c = DeviceBuffer<unsigned char>(array_bytes);
+    const std::uint64_t per_array = array_bytes * static_cast<std::uint64_t>(sets);
+    require_free_memory(kStreamArraysAllocated * per_array + 3 * device().description.l2_bytes);
+    ws.a = DeviceBuffer<unsigned char>(per_array);
+    ws.b = DeviceBuffer<unsigned char>(per_array);
+    ws.c = DeviceBuffer<unsigned char>(per_array);
     ws.partial = DeviceBuffer<unsigned char>(64 * 1024 * sizeof(double));
     ws.result = DeviceBuffer<unsigned char>(sizeof(double));
     ws.bytes = array_bytes;
+    ws.sets = sets;
   }
   if (!ws.flusher) ws.flusher = std::make_unique<L2Flusher>(device().description.l2_bytes);
   return ws;
@@ -79,50 +81,64 @@ struct Sustained {
 };
 
 template <typename T>
-void stream_case(benchmark::State& state, const std::string& name, StreamOp op, std::uint64_t array_bytes, bool cold,
-                 Sustained sustained = {}) {
+void stream_case(benchmark::State& state, StreamOp op, std::uint64_t array_bytes, bool cold, Sustained sustained = {}) {
   run_guarded(state, [&] {
     const DeviceContext& dev = device();
     const std::uint64_t n = array_bytes / sizeof(T);
-    Workspace& ws = workspace_for(array_bytes);
-    const kernels::StreamArrays arrays{ws.a.data(), ws.b.data(), ws.c.data(), ws.partial.data(), ws.result.data()};
+    const StreamRegionPlan plan =
+        stream_region_plan(op, array_bytes, cold, sustained.window_s > 0, dev.description.l2_bytes);
+    Workspace& ws = workspace_for(array_bytes, plan.sets);
     const kernels::StreamLaunch launch = kernels::stream_launch<T>(op);
     if (launch.blocks * sizeof(T) > ws.partial.bytes()) throw Error("dot: too many blocks for the partial-sum buffer");
 
     Stream stream;
-    stream_prepare<T>(op, arrays, n, stream);
+    for (int set = 0; set < ws.sets; ++set) stream_prepare<T>(op, ws.arrays(set), n, stream);
     DeviceWork work;
     work.stream = stream;
-    work.ops = ops_per_region(array_bytes, cold, op);
+    work.ops = plan.min_ops;  // at least: the write-back rule's count (cold); then >= 0.5 ms of device time
+    work.max_ops = plan.max_ops;
+    work.min_region_s = kRegionMinSeconds;
     work.queue_entries_per_op = op == StreamOp::Dot ? 2 : 1;
     const std::uint64_t touched = stream_arrays_touched(op) * array_bytes;
-    work.flusher = stream_flush_between_regions(cold, sustained.window_s > 0, touched, dev.description.l2_bytes)
-                       ? ws.flusher.get()
-                       : nullptr;
-    work.enqueue_op = [&] { kernels::stream_run<T>(op, arrays, n, launch, stream); };
+    work.flusher = plan.flush ? ws.flusher.get() : nullptr;
+    work.enqueue_op = [&] {
+      kernels::stream_run<T>(op, ws.arrays(ws.next_set), n, launch, stream);
+      ws.next_set = (ws.next_set + 1) % ws.sets;
+    };
     const LoopResult r = sustained.window_s > 0 ? measure_device_sustained(state, work, sustained.window_s)
                                                 : measure_device(state, work);
 
-    // Every element once per case (per process); later calls of the same case check a sample.
-    static std::set<std::string> fully_verified;
-    const bool first = fully_verified.insert(name).second;
-    const VerifyResult v = stream_verify<T>(op, arrays, n, launch, stream, first ? 1 : 997);
-    if (!v.ok()) throw VerificationError(v.describe());
+    // Every element of every set, on the device (dot: its one result, from the last set it used).
+    for (int set = 0; set < (op == StreamOp::Dot ? 1 : ws.sets); ++set) {
+      const VerifyResult v = stream_verify<T>(op, ws.arrays(set), n, launch, stream);
+      if (!v.ok()) throw VerificationError((ws.sets > 1 ? "set " + std::to_string(set) + ": " : "") + v.describe());
+    }
 
     const double bytes = static_cast<double>(stream_bytes_moved(op, n, sizeof(T)));
     state.counters["bytes_per_second"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
     state.counters["bytes_per_op"] = bytes;
     state.counters["working_set_bytes"] = static_cast<double>(stream_arrays_touched(op) * array_bytes);
+    state.counters["buffer_sets"] = ws.sets;
     const double seconds = sustained.window_s > 0 ? r.median_seconds_per_op : r.seconds_per_op;
     const double peak = theoretical_memory_bandwidth(dev.description);
     if (peak > 0 && seconds > 0 && stream_peak_fraction_applies(touched, dev.description.l2_bytes))
       state.counters["peak_fraction"] = bytes / seconds / peak;
+    const double ops_per_region = r.regions > 0 ? static_cast<double>(r.ops) / r.regions : 1.0;
+    if (plan.flush) {
+      // The write-back still in the L2 at each region's end, a share of the region's traffic (region_plan.hpp).
+      const std::uint64_t written = op == StreamOp::Dot ? 0 : array_bytes;
+      state.counters["writeback_residual"] =
+          writeback_residual(dev.description.l2_bytes, written, touched, static_cast<int>(ops_per_region));
+    }
     if (sustained.window_s > 0) report_sustained(state, r);
-    // Cold: every operation's window also holds the L2 flush (a read of 3x the L2), so the energy
-    // per joule counts those bytes too: bytes_per_joule is the DRAM traffic per joule of the window.
-    const double flushed = work.flusher != nullptr ? static_cast<double>(ws.flusher->bytes()) : 0.0;
+    // Cold: every region's window also holds the L2 flush (a read of 3x the L2), shared by its
+    // operations, so bytes_per_joule counts those bytes too: the DRAM traffic per joule of the window.
+    const double flushed = work.flusher != nullptr ? static_cast<double>(ws.flusher->bytes()) / ops_per_region : 0.0;
     if (work.flusher != nullptr)
-      append_label(state, "energy: each operation's window includes the L2 flush (bytes_per_joule counts its reads)");
+      append_label(state, "cold: the L2 flushed before each region of " +
+                              std::to_string(static_cast<int>(ops_per_region)) + " operations over " +
+                              std::to_string(ws.sets) +
+                              " buffer set(s), each out of the L2; energy: bytes_per_joule counts the flush's reads");
     report_loop(state, r, "bytes_per_joule", bytes + flushed);
   });
 }
@@ -145,7 +161,8 @@ void register_stream() {
       const std::string name =
           BenchName("stream", "triad_sustained", type).arg("cache", "cold").arg("bytes", bytes).str();
       const Sustained sus{g_opt.sustained_s};
-      register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, StreamOp::Triad, bytes, true, sus); });
+      register_case(name, [=](benchmark::State& s) { stream_case<float>(s, StreamOp::Triad, bytes, true, sus); });
+      describe_case(name, {"bytes_per_second", "triad/sustained", {}});
     }
   for (StreamOp op : kStreamOps) {
     if (!wanted(g_opt.ops, stream_op_name(op))) continue;
@@ -158,9 +175,12 @@ void register_stream() {
               BenchName("stream", stream_op_name(op), type).arg("cache", cache).arg("bytes", bytes).str();
           const bool cold = cache == "cold";
           if (type == "fp32")
-            register_case(name, [=](benchmark::State& s) { stream_case<float>(s, name, op, bytes, cold); });
+            register_case(name, [=](benchmark::State& s) { stream_case<float>(s, op, bytes, cold); });
           else
-            register_case(name, [=](benchmark::State& s) { stream_case<double>(s, name, op, bytes, cold); });
+            register_case(name, [=](benchmark::State& s) { stream_case<double>(s, op, bytes, cold); });
+          // The HBM headline (the Python corners' key): the FP32 triad with the L2 flushed.
+          const bool hbm = op == StreamOp::Triad && cold && type == "fp32";
+          describe_case(name, {"bytes_per_second", hbm ? "triad" : "", {}});
         }
       }
     }

@@ -6,8 +6,10 @@
 
 #include "common/fill.cuh"
 #include "cuda_check.hpp"
+#include "cuda_raii.hpp"
 #include "stream/dot_check.hpp"
 #include "stream/stream_reference.hpp"
+#include "stream/stream_verify.cuh"
 
 namespace triaudit {
 namespace {
@@ -62,7 +64,7 @@ void stream_prepare(StreamOp op, const kernels::StreamArrays& x, std::uint64_t n
 
 template <typename T>
 VerifyResult stream_verify(StreamOp op, const kernels::StreamArrays& x, std::uint64_t n, kernels::StreamLaunch launch,
-                           cudaStream_t stream, std::uint64_t stride) {
+                           cudaStream_t stream) {
   TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
   if (op == StreamOp::Dot) {
     // Every block's partial against the FP64 sum of the elements it visits, then the fold
@@ -82,35 +84,34 @@ VerifyResult stream_verify(StreamOp op, const kernels::StreamArrays& x, std::uin
     }
     return r;
   }
-  if (stride <= 1) {
-    std::vector<T> host(n);
-    TRIAUDIT_CUDA(cudaMemcpy(host.data(), output_of(op, x), n * sizeof(T), cudaMemcpyDeviceToHost));
-    return verify_elements(
-        host.data(), n, [op](std::uint64_t i) { return stream_expected<T>(op, i); }, [](std::uint64_t) { return 0.0; },
-        1);
+  // Every element, on the device: a count and the first wrong index come back, not the array.
+  DeviceBuffer<kernels::StreamMismatches> found(1);
+  TRIAUDIT_CUDA(cudaMemsetAsync(&found.data()->wrong, 0, sizeof(unsigned long long), stream));
+  TRIAUDIT_CUDA(cudaMemsetAsync(&found.data()->first, 0xFF, sizeof(unsigned long long), stream));
+  kernels::stream_count_mismatches<T>(op, output_of(op, x), n, found.data(), stream);
+  TRIAUDIT_CUDA_LAUNCH();
+  kernels::StreamMismatches m;
+  TRIAUDIT_CUDA(cudaMemcpyAsync(&m, found.data(), sizeof m, cudaMemcpyDeviceToHost, stream));
+  TRIAUDIT_CUDA(cudaStreamSynchronize(stream));
+  VerifyResult r;
+  r.checked = n;
+  r.wrong = m.wrong;
+  if (m.wrong > 0 && m.first < n) {
+    T got{};
+    const auto* out = static_cast<const unsigned char*>(output_of(op, x));
+    TRIAUDIT_CUDA(cudaMemcpy(&got, out + m.first * sizeof(T), sizeof(T), cudaMemcpyDeviceToHost));
+    r.first_wrong = m.first;
+    r.got = static_cast<double>(got);
+    r.expected = static_cast<double>(stream_expected<T>(op, m.first));
   }
-  // A sample: only the sampled elements cross to the host (one strided copy, plus the last
-  // element), not the whole array (1 GiB for the sustained triad, between repetitions).
-  const std::vector<std::uint64_t> at = sampled_indices(n, stride);
-  std::vector<T> got(at.size());
-  const auto* out = static_cast<const unsigned char*>(output_of(op, x));
-  const std::size_t strided = at.size() - (n > 0 && (n - 1) % stride != 0 ? 1 : 0);
-  TRIAUDIT_CUDA(
-      cudaMemcpy2D(got.data(), sizeof(T), out, stride * sizeof(T), sizeof(T), strided, cudaMemcpyDeviceToHost));
-  if (strided < at.size())
-    TRIAUDIT_CUDA(cudaMemcpy(&got.back(), out + (n - 1) * sizeof(T), sizeof(T), cudaMemcpyDeviceToHost));
-  VerifyResult r = verify_elements(
-      got.data(), got.size(), [&](std::uint64_t k) { return stream_expected<T>(op, at[k]); },
-      [](std::uint64_t) { return 0.0; }, 1);
-  if (r.wrong > 0) r.first_wrong = at[r.first_wrong];
   return r;
 }
 
 template void stream_prepare<float>(StreamOp, const kernels::StreamArrays&, std::uint64_t, cudaStream_t);
 template void stream_prepare<double>(StreamOp, const kernels::StreamArrays&, std::uint64_t, cudaStream_t);
 template VerifyResult stream_verify<float>(StreamOp, const kernels::StreamArrays&, std::uint64_t, kernels::StreamLaunch,
-                                           cudaStream_t, std::uint64_t);
+                                           cudaStream_t);
 template VerifyResult stream_verify<double>(StreamOp, const kernels::StreamArrays&, std::uint64_t,
-                                            kernels::StreamLaunch, cudaStream_t, std::uint64_t);
+                                            kernels::StreamLaunch, cudaStream_t);
 
 }  // namespace triaudit

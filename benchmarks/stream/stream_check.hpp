@@ -15,10 +15,11 @@ namespace triaudit {
 template <typename T>
 void stream_prepare(StreamOp op, const kernels::StreamArrays& arrays, std::uint64_t n, cudaStream_t stream);
 
-// Copies `op`'s output back and compares it with the host reference. stride > 1 checks every
-// stride-th element (plus the last); Dot always checks its one result.
+// Checks `op`'s output: every element on the device against the reference computed there
+// (stream_verify.cuh), only the count and the first wrong element coming back; Dot every block's
+// partial and the fold on the host (dot_check.hpp).
 template <typename T>
 VerifyResult stream_verify(StreamOp op, const kernels::StreamArrays& arrays, std::uint64_t n,
-                           kernels::StreamLaunch launch, cudaStream_t stream, std::uint64_t stride = 1);
+                           kernels::StreamLaunch launch, cudaStream_t stream);
 
 }  // namespace triaudit

@@ -66,26 +66,30 @@ __global__ void fill_kernel(T* p, std::size_t n, std::uint64_t seed) {
 // One warp per sample: lanes stride over k, then a warp sum.
 template <typename AB, typename D>
 __global__ void reference_kernel(const AB* a, const AB* b, const D* d, std::uint64_t m, std::uint64_t k, bool transa,
-                                 Samples s, double* ref, double* abs_ref, double* got) {
+                                 Samples s, double* ref, double* abs_ref, double* got, double* sq_ref) {
   const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   const int lane = static_cast<int>(threadIdx.x % 32);
   if (warp >= s.count) return;
   const std::uint64_t i = s.rows[warp], j = s.cols[warp];
-  double sum = 0, abs_sum = 0;
+  double sum = 0, abs_sum = 0, sq_sum = 0;
   for (std::uint64_t kk = static_cast<std::uint64_t>(lane); kk < k; kk += 32) {
     const double av = to_double(transa ? a[kk + i * k] : a[i + kk * m]);
     const double bv = to_double(b[kk + j * k]);
-    sum += av * bv;
-    abs_sum += fabs(av * bv);
+    const double p = av * bv;
+    sum += p;
+    abs_sum += fabs(p);
+    sq_sum += p * p;
   }
   for (int off = 16; off > 0; off /= 2) {
     sum += __shfl_down_sync(0xffffffffu, sum, off);
     abs_sum += __shfl_down_sync(0xffffffffu, abs_sum, off);
+    sq_sum += __shfl_down_sync(0xffffffffu, sq_sum, off);
   }
   if (lane == 0) {
     ref[warp] = sum;
     abs_ref[warp] = abs_sum;
     got[warp] = to_double(d[i + j * m]);
+    if (sq_ref != nullptr) sq_ref[warp] = sq_sum;
   }
 }
 
@@ -96,12 +100,12 @@ unsigned blocks(std::size_t n) {
 
 template <typename AB, typename D>
 void launch_reference(const void* a, const void* b, const void* d, std::uint64_t m, std::uint64_t k, bool transa,
-                      Samples s, double* ref, double* abs_ref, double* got, cudaStream_t stream) {
+                      Samples s, double* ref, double* abs_ref, double* got, double* sq_ref, cudaStream_t stream) {
   const unsigned warps_per_block = 8;
   const unsigned grid = static_cast<unsigned>((s.count + warps_per_block - 1) / warps_per_block);
   reference_kernel<AB, D><<<grid == 0 ? 1 : grid, 32 * warps_per_block, 0, stream>>>(
       static_cast<const AB*>(a), static_cast<const AB*>(b), static_cast<const D*>(d), m, k, transa, s, ref, abs_ref,
-      got);
+      got, sq_ref);
 }
 
 }  // namespace
@@ -151,8 +155,8 @@ void fill_operand(void* p, ElemType t, std::size_t n, std::uint64_t seed, cudaSt
 
 bool gemm_reference_samples(const void* a, const void* b, const void* d, ElemType ab, ElemType dt, std::uint64_t m,
                             std::uint64_t /*n*/, std::uint64_t k, bool transa, Samples s, double* ref, double* abs_ref,
-                            double* got, cudaStream_t stream) {
-#define TRIAUDIT_REF(AB, D) launch_reference<AB, D>(a, b, d, m, k, transa, s, ref, abs_ref, got, stream)
+                            double* got, cudaStream_t stream, double* sq_ref) {
+#define TRIAUDIT_REF(AB, D) launch_reference<AB, D>(a, b, d, m, k, transa, s, ref, abs_ref, got, sq_ref, stream)
   if (ab == ElemType::F64)
     TRIAUDIT_REF(double, double);
   else if (ab == ElemType::F32)

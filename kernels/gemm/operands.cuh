@@ -23,10 +23,11 @@ struct Samples {
   int count;
 };
 
-// ref[s] = sum_k a(i,k) b(k,j), abs[s] = sum_k |a(i,k) b(k,j)|, got[s] = D(i,j), for sample s.
+// ref[s] = sum_k a(i,k) b(k,j), abs[s] = sum_k |a(i,k) b(k,j)|, got[s] = D(i,j), for sample s;
+// sq_ref[s] = sum_k (a(i,k) b(k,j))^2 when sq_ref is given (the sqrt(K) terms of gemm_bound.hpp).
 // Returns false for a combination of types it does not know (nothing is launched).
 bool gemm_reference_samples(const void* a, const void* b, const void* d, ElemType ab_type, ElemType d_type,
                             std::uint64_t m, std::uint64_t n, std::uint64_t k, bool transa, Samples samples,
-                            double* ref, double* abs_ref, double* got, cudaStream_t stream);
+                            double* ref, double* abs_ref, double* got, cudaStream_t stream, double* sq_ref = nullptr);
 
 }  // namespace triaudit::kernels

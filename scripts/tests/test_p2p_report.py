@@ -163,8 +163,11 @@ def test_synthetic_heatmaps_share_one_fixed_colour_scale(p2p_df):
 
 
 def test_synthetic_latency_and_skips(p2p_df):
+    # The synthetic runs name the small copies as schema 1 did (p2p/latency/...): read as p2p/small_copy/.
     sec = P.p2p_section(p2p_df)
-    lat = dict(sec.tables)["NVIDIA A100-SXM4-40GB: latency per copy, ce, 4 B (µs; row = source, column = destination)"]
+    lat = dict(sec.tables)[
+        "NVIDIA A100-SXM4-40GB: time per copy, ce, 4 B copies back to back (µs; row = source, column = destination)"
+    ]
     assert lat.loc["GPU0", "GPU1"] == "2.50" and lat.loc["GPU3", "GPU3"] == "—"
     assert any("NVIDIA H200: 1 case(s) skipped" in n and "one GPU: no peer to copy to" in n for n in sec.notes)
     assert set(sec.csv["test"]) == {"ce uni", "ce bidir", "sm_read uni", "staged uni"}

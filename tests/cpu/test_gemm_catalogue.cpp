@@ -185,10 +185,43 @@ TEST(GemmCatalogue, SelectionWarmsUpThenAlternatesUntilEachHasItsShare) {
   EXPECT_EQ(none[0].regions, 0);
 }
 
-TEST(GemmCatalogue, TheMamfGridIsItsDocumentedRange) {
-  const auto m = mamf_ceiling_shapes();
-  ASSERT_EQ(m.size(), 80u);
-  EXPECT_EQ(m.front().m, 256u);
-  EXPECT_EQ(m.back().m, 20480u);
-  for (const auto& s : m) EXPECT_TRUE(s.transa && s.n == 4096 && s.k == 4096);
+// mamf-finder's grid, --m_range 0 20480 256 --n 4096 --k 4096: np.arange(256, 20480, 256) (a start of
+// 0 becomes the step; the stop is excluded), so M = 256 .. 20224, 79 shapes. torch.mm(A[M x K],
+// B[K x N]) with B = randn(N, K).t() reaches cuBLAS (column-major) as C^T = B^T A^T: TN with
+// cuBLAS's m = N = 4096, n = M (the one that varies), k = K.
+TEST(GemmCatalogue, TheMamfGridIsMamfFindersGridAsCublasSeesIt) {
+  const auto g = mamf_ceiling_shapes();
+  ASSERT_EQ(g.size(), 79u);
+  EXPECT_EQ(g.front().n, 256u);
+  EXPECT_EQ(g.back().n, 20224u);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    EXPECT_TRUE(g[i].transa && g[i].m == 4096 && g[i].k == 4096) << i;
+    EXPECT_EQ(g[i].n, 256u * (i + 1)) << i;
+  }
+}
+
+// A case's operands and tuned algorithm are made once per case, whatever the repetitions: the
+// sustained ceiling tuned again on every call, so its repetitions could time different algorithms.
+TEST(GemmCatalogue, ACaseTunesOnceAcrossItsRepetitions) {
+  struct Tuned {
+    int* alive;
+    int id;
+    Tuned(int* a, int i) : alive(a), id(i) { ++*alive; }
+    Tuned(Tuned&& o) noexcept : alive(o.alive), id(o.id) { o.alive = nullptr; }
+    ~Tuned() {
+      if (alive) --*alive;
+    }
+  };
+  int made = 0, alive = 0;
+  KeptForCase<Tuned> kept;
+  auto make = [&] {
+    EXPECT_EQ(alive, 0) << "the previous case's buffers are freed first";
+    return Tuned(&alive, ++made);
+  };
+  for (int rep = 0; rep < 5; ++rep) EXPECT_EQ(kept.get("gemm/ceiling/bf16/sustained", make).id, 1);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(kept.get("gemm/ceiling/fp8e4m3/sustained", make).id, 2);
+  EXPECT_EQ(alive, 1);
+  kept.clear();
+  EXPECT_EQ(alive, 0);
 }

@@ -85,6 +85,14 @@ Return nvmlDeviceGetHandleByPciBusId_v2(const char* bus, Device* device) {
   return kSuccess;
 }
 Return nvmlDeviceGetHandleByUUID(const char*, Device*) { return 6; }
+// Clocks and power (the harness's clock sampling): scripted "sm_clock_mhz", "clock_reasons", "power_mw".
+Return nvmlDeviceGetClockInfo(Device, int, unsigned* v) {
+  return scripted("nvmlDeviceGetClockInfo", "sm_clock_mhz", v);
+}
+Return nvmlDeviceGetCurrentClocksEventReasons(Device, unsigned long long* v) {
+  return scripted("nvmlDeviceGetCurrentClocksEventReasons", "clock_reasons", v);
+}
+Return nvmlDeviceGetPowerUsage(Device, unsigned* v) { return scripted("nvmlDeviceGetPowerUsage", "power_mw", v); }
 Return nvmlDeviceGetTemperatureV(Device, TemperatureV1* t) {
   counted("nvmlDeviceGetTemperatureV");
   if (t->version != kTemperatureV1) return 25;  // ARGUMENT_VERSION_MISMATCH

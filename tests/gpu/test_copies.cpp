@@ -52,3 +52,24 @@ TEST(Copies, HeldStreamRunsQueuedCopiesAfterRelease) {
   latch.check();
   EXPECT_TRUE(run.verify().ok());
 }
+
+// A device copy of several (source, destination) sets: its copies rotate through them, every set's
+// destination must arrive, and a set the rotation never reached fails the check.
+TEST(Copies, DeviceCopiesRotateOverTheirSets) {
+  Stream s1;
+  for (const CopyKind& kind : {CopyKind{"d2d", "copy_engine"}, CopyKind{"d2d", "sm_kernel"}}) {
+    CopyRunner run(kind, 4096, 5);
+    ASSERT_EQ(run.sets(), 5);
+    run.poison();
+    for (int i = 0; i < 4; ++i) run.enqueue(s1);  // sets 0-3
+    s1.synchronize();
+    const VerifyResult partial = run.verify();
+    EXPECT_FALSE(partial.ok()) << kind.memory;
+    EXPECT_EQ(partial.first_wrong, 4u * 4096 / 4) << kind.memory;  // set 4's first word
+    run.enqueue(s1);                                               // set 4
+    s1.synchronize();
+    const VerifyResult all = run.verify();
+    EXPECT_TRUE(all.ok()) << kind.memory << ": " << all.describe();
+    EXPECT_EQ(all.checked, 5u * 4096 / 4);
+  }
+}

@@ -66,9 +66,13 @@ TEST(StreamKernels, VerificationCatchesAWrongResult) {
   kernels::stream_run<float>(StreamOp::Triad, arrays, n, launch, stream);
   const float wrong = 42.0f;
   ASSERT_EQ(cudaMemcpyAsync(a.data() + 1234, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(a.data() + 60000, &wrong, sizeof wrong, cudaMemcpyHostToDevice, stream), cudaSuccess);
   const auto r = stream_verify<float>(StreamOp::Triad, arrays, n, launch, stream);
   EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.checked, n);  // every element, on the device
+  EXPECT_EQ(r.wrong, 2u);
   EXPECT_EQ(r.first_wrong, 1234u);
+  EXPECT_EQ(r.got, 42.0);
   // And a kernel that never ran leaves the NaN poison, which fails too.
   stream_prepare<float>(StreamOp::Copy, arrays, n, stream);
   EXPECT_FALSE(stream_verify<float>(StreamOp::Copy, arrays, n, launch, stream).ok());

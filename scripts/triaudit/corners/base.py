@@ -109,7 +109,8 @@ class Corner:
     scope: str = "gpu"  # "gpu": measured on each GPU; "node": once over all of a node's GPUs
     judged: str = ""  # the counter its cases are judged on
     time_model: TimeModel | None = None
-    startup_s: Callable[[list[str]], float] | None = None  # its executable's fixed cost beyond a process's
+    # its executable's fixed cost beyond a process's, from its cases and the profile's arguments
+    startup_s: Callable[[list[str], list[str]], float] | None = None
     headlines: tuple[Headline, ...] = ()
     checks: tuple[Check, ...] = ()
     energy: tuple[EnergyFigure, ...] = ()

@@ -3,8 +3,8 @@ process over every visible GPU, and `_mpi`, one rank per process), a node-level 
 arguments, the time model, the busbw headline and gate check, nccl-tests' name of it and the report
 section. A collective's own module (corners/<name>.py) is one call of `collective_corner`.
 
-Case names: `<name>/<out_of_place|in_place|graph>/<type>/algo:<ring|auto|nvls>/bytes:<N>` (the
-message-size sweep) and `<name>/scaling/<type>/algo:<a>/gpus:<g>/bytes:<N>` (`ranks:<r>` under MPI;
+Case names: `<name>/<out_of_place|in_place|graph>/<type>/algo:<ring|auto|nvls>[/root:<r>]/bytes:<N>`
+(the message-size sweep; broadcast names its root) and `<name>/scaling/<type>/algo:<a>/gpus:<g>/bytes:<N>` (`ranks:<r>` under MPI;
 the GPU-count sweep). Counters: algbw, busbw (nccl-tests' definitions), ranks. The context names the
 ranks (`<name>_ranks`), the GPUs per node (`<name>_gpus_per_node`) and the link (`<name>_link`)."""
 
@@ -26,7 +26,7 @@ def collectives_per_region(size: int) -> int:
 
 
 def time_model(bus_factor: Callable[[int], float]) -> Callable[..., float]:
-    def case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+    def case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
         a = t.name_args(name)
         size = int(a["bytes"])
         ranks = int(a.get("gpus", a.get("ranks", gpus)))
@@ -40,34 +40,37 @@ def time_model(bus_factor: Callable[[int], float]) -> Callable[..., float]:
     return case
 
 
-def startup_s(names: list[str]) -> float:
-    """Communicators per algorithm variant and the NCCL-choice probe, beside the process's start."""
+def startup_s(names: list[str], args: list[str]) -> float:
+    """Communicators per algorithm variant and, unless --record-choice=off, the NCCL-choice probe
+    (a child with its own NCCL start-up), beside the process's start."""
     algos = {(t.name_args(n).get("algo") or "auto") for n in names}
-    return NCCL_INIT_S * (len(algos) + 1) + 0.002 * len(names)
+    probe = 0 if "--record-choice=off" in args else 1
+    return NCCL_INIT_S * (len(algos) + probe) + 0.002 * len(names)
 
 
-def default_profiles(name: str) -> dict[str, tuple[str, ...]]:
-    """One size each way nightly (8 bytes: latency; 64 MiB: bandwidth), four in the full profile."""
+def profiles_of(name: str) -> dict[str, tuple[str, ...]]:
+    """The profiles' arguments of a collective (the gradient-synchronising one has its own, the one a
+    training step waits on): NCCL's own choice in FP32 out of place, no choice probe; nightly at one
+    size (64 MiB), the full profile at 8 B (latency) and 2 GiB (bandwidth) with the GPU-count sweep
+    at 64 MiB (a rooted collective's root:<r> before the count); every case in the exhaustive one."""
+    common = ("--types=fp32", "--modes=out_of_place", "--algos=auto", "--record-choice=off")
     return {
         "quick": (
-            "--types=fp32",
-            "--modes=out_of_place",
-            "--algos=ring,auto",
+            *common,
             "--max-bytes=64MiB",
             "--min-time=0.03",
             QUICK_WARMUP,
             REPS,
-            "--benchmark_filter=/bytes:(8|67108864)/",
+            "--benchmark_filter=/bytes:67108864/",
         ),
         "full": (
-            "--types=fp32,bf16",
-            "--algos=ring,auto",
+            *common,
             "--min-time=0.05",
             FULL_WARMUP,
             "--scaling=on",
             REPS,
-            "--benchmark_filter=((out_of_place/fp32|in_place/fp32/algo:auto|out_of_place/bf16/algo:auto)"
-            f"/.*/bytes:(8|32768|8388608|2147483648)/|{name}/scaling/fp32/algo:auto/)",
+            f"--benchmark_filter=(/bytes:(8|2147483648)/|{name}/scaling/fp32/algo:auto/(root:[0-9]+/)?gpus:"
+            "[0-9]+/bytes:67108864/)",
         ),
         "exhaustive": ("--scaling=on", "--min-time=0.05", REPS),
     }
@@ -90,10 +93,11 @@ def collective_corner(
         f"NCCL {title} busbw, largest message (GB/s)",
         "busbw",
         1e9,
-        # fp32 out of place (nccl-tests' default), NCCL's own choice first, then Ring; older runs had no algo.
+        # fp32 out of place (nccl-tests' default), NCCL's own choice first, then Ring (a rooted
+        # collective's root:<r> between the algorithm and the size); older runs had no algo.
         (
-            f"{name}/out_of_place/fp32/algo:auto/bytes:*",
-            f"{name}/out_of_place/fp32/algo:ring/bytes:*",
+            f"{name}/out_of_place/fp32/algo:auto/*bytes:*",
+            f"{name}/out_of_place/fp32/algo:ring/*bytes:*",
             f"{name}/out_of_place/fp32/bytes:*",
         ),
         largest="bytes",
@@ -105,7 +109,7 @@ def collective_corner(
         account="movement",
         title=f"Movement: NCCL {title}",
         order=order,
-        steps=(Step(exe, exe, profiles or default_profiles(name)),),
+        steps=(Step(exe, exe, profiles or profiles_of(name)),),
         scope="node",
         judged="busbw",
         time_model=time_model(bus_factor),

@@ -17,7 +17,10 @@ from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner
 AUTOTUNE_CANDIDATES = 8
 AUTOTUNE_MIN_S = 0.02
 VERIFY_FIXED_S = 0.003
-MIN_REGION_S = 5e-4  # gemm_catalogue.hpp kMinRegionSeconds
+MIN_REGION_S = t.MIN_REGION_S  # gemm_catalogue.hpp kMinRegionSeconds
+# Samples per 64 x 64 block of D the check takes (gemm_bound.cpp gemm_block_sampling), the most any
+# K up to 16384 needs: enough that a k-tile lost in one CTA is caught with probability 0.99.
+VERIFY_SAMPLES_PER_BLOCK = {"fp32": 2, "tf32": 3, "fp16": 2, "fp16acc16": 26, "bf16": 3, "fp8e4m3": 3, "fp8e4m3fast": 8}
 PROBE_S = 0.05  # the first GEMM that tells whether a shape fits --max-op-seconds
 
 
@@ -28,18 +31,6 @@ def gemms_per_region(seconds_per_gemm: float) -> int:
     return int(min(31, max(1, math.ceil(MIN_REGION_S / seconds_per_gemm))))
 
 
-# The LLM layers of triaudit_gemm (gemm_catalogue.cpp llm_shapes): (in_features, out_features).
-LLM_LAYERS = {
-    "llama2-7b-qkv": (4096, 12288),
-    "llama2-7b-attn_out": (4096, 4096),
-    "llama2-7b-mlp_up": (4096, 11008),
-    "llama2-7b-mlp_down": (11008, 4096),
-    "llama2-70b-qkv": (8192, 10240),
-    "llama2-70b-attn_out": (8192, 8192),
-    "llama2-70b-mlp_up": (8192, 28672),
-    "llama2-70b-mlp_down": (28672, 8192),
-}
-CEILING_SHAPES = [(m, n, k) for m in (4096, 8192, 16384) for n in (4096, 8192) for k in (4096, 8192)]
 PRECISION_RATE = {**specs.PRECISION_RATES, "": ()}
 PRECISION_BYTES = {
     "fp64": (8, 8),
@@ -64,15 +55,30 @@ def gemm_rate(card: specs.CardSpec, precision: str) -> float | None:
     return None
 
 
-def gemm_shape(name: str) -> tuple[int, int, int]:
-    a = t.name_args(name)
-    if "llm" in a:
-        fin, fout = LLM_LAYERS.get(a["llm"], (8192, 8192))
-        return fout, int(a["tokens"]), fin
-    return int(a.get("m", 0)), int(a.get("n", 0)), int(a.get("k", 0))
+class ShapeUnknown(ValueError):
+    """A GEMM case whose shape neither its name nor its description (schema 2) gives."""
 
 
-def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def gemm_shape(name: str, axes: dict | None = None) -> tuple[int, int, int]:
+    """m, n, k of a case: from its description (`--describe-cases`: an LLM layer's name gives only its
+    layer and tokens), else from its name's m:/n:/k:."""
+    a = {**t.name_args(name), **(axes or {})}
+    try:
+        return int(a["m"]), int(a["n"]), int(a["k"])
+    except (KeyError, ValueError):
+        raise ShapeUnknown(f"{name}: no m, n, k in its name or its description (rebuild triaudit_gemm)") from None
+
+
+def sweep_shapes(name: str, axes: dict | None) -> list[tuple[int, int, int]]:
+    """The shapes a ceiling's burst sweep tries, from its description's `shapes` axis (m x n x k, ...)."""
+    shapes = (axes or {}).get("shapes", "")
+    try:
+        return [tuple(int(d) for d in s.split("x")) for s in shapes.split(",") if s]  # type: ignore[misc]
+    except ValueError:
+        raise ShapeUnknown(f"{name}: its description's shapes {shapes!r} are not m x n x k") from None
+
+
+def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     kind, precision = parts[1], parts[2]
     rate = gemm_rate(card, precision)
@@ -86,9 +92,9 @@ def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> 
         return max(flops / rate, (m * k + k * n) * ab / hbm + m * n * cd / hbm) + t.KERNEL_LAUNCH_S
 
     def check(m, n, k):
-        """launch_and_check: poison D, one GEMM, the FP64 reference of one element per 64 x 64
+        """launch_and_check: poison D, one GEMM, the FP64 reference of a few elements per 64 x 64
         block and 1020 more (each K long), back to the host."""
-        samples = ((m + 63) // 64) * ((n + 63) // 64) + 1026
+        samples = ((m + 63) // 64) * ((n + 63) // 64) * VERIFY_SAMPLES_PER_BLOCK.get(precision, 1) + 1026
         return one(m, n, k) + samples * k * 2 * ab / hbm + VERIFY_FIXED_S
 
     def setup(m, n, k, candidates=AUTOTUNE_CANDIDATES, warm=False):
@@ -103,19 +109,24 @@ def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> 
 
     if kind == "ceiling":
         mode = parts[3]
-        if mode == "sustained":
-            st, ops = setup(8192, 8192, 8192)
-            return st + 2 * check(8192, 8192, 8192) + s.repetitions * (t.CALL_OVERHEAD_S + s.warmup + s.sustained)
+        if mode == "sustained":  # prepared and tuned on the first call only, checked after every window
+            m, n, k = gemm_shape(name, axes)
+            st, ops = setup(m, n, k)
+            c = check(m, n, k)
+            return st + c + s.repetitions * (t.CALL_OVERHEAD_S + s.warmup + s.sustained + c)
+        shapes = sweep_shapes(name, axes)
+        if not shapes:
+            raise ShapeUnknown(f"{name}: its description names no shapes of its sweep (rebuild triaudit_gemm)")
         first = 0.0
-        for i, (m, n, k) in enumerate(CEILING_SHAPES):
+        for i, (m, n, k) in enumerate(shapes):
             st, ops = setup(m, n, k, warm=i > 0)
             first += st + check(m, n, k) + max(s.min_time, ops * one(m, n, k))
         first += s.warmup
-        m, n, k = max(CEILING_SHAPES, key=lambda x: x[0] * x[1] * x[2])
+        m, n, k = max(shapes, key=lambda x: x[0] * x[1] * x[2])
         st, ops = setup(m, n, k, warm=True)  # the best shape is prepared (and tuned) again, and kept
         first += st + check(m, n, k)
         return first + s.repetitions * (t.loop(s, ops * one(m, n, k)) + check(m, n, k))
-    m, n, k = gemm_shape(name)
+    m, n, k = gemm_shape(name, axes)
     if one(m, n, k) > s.max_op:  # the executable skips it before launching (estimate from its probe)
         return PROBE_S + t.CALL_OVERHEAD_S * s.repetitions
     st, ops = setup(m, n, k)

@@ -9,7 +9,7 @@ from triaudit.corners import timing as t
 from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner, Headline, PeerTool, Step
 
 
-def memcpy_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def memcpy_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     direction, memory, a = parts[1], parts[2], t.name_args(name)
     size = int(a["bytes"])
@@ -22,15 +22,24 @@ def memcpy_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -
     if memory == "pageable":
         region = t.HOST_FLUSH_BYTES / t.HOST_MEMSET_BPS + size / (pcie * t.PAGEABLE_FRACTION) + t.SYNC_S
         return setup + s.repetitions * t.loop(s, region)
-    if direction == "d2d":
-        region = 2 * size / hbm + 3 * card.l2_mb * 1e6 / hbm + t.KERNEL_LAUNCH_S
-        return setup + s.repetitions * t.loop(s, region)
+    if direction == "d2d":  # movement_catalogue.cpp copy_region_plan: rotating sets, the write-back rule
+        l2 = card.l2_mb * 1e6
+        copy = 2 * size / hbm + t.KERNEL_LAUNCH_S
+        sets, min_ops = t.cold_layout(l2, size, 2 * size, True, t.LATCH_OPS)
+        ops = t.ops_for_region_time(copy, min_ops, t.LATCH_OPS)
+        region = ops * copy + 3 * l2 / hbm
+        setup = sets * size / 4 / t.HOST_CHECK_PER_S * 2
+        return setup + s.repetitions * t.loop(s, region, min_ops * copy + 3 * l2 / hbm)
     copy = size / pcie + 2e-6
     warm = 4 if size <= (16 << 20) else 1
-    ops = max(1, min(32, (64 << 20) // size))
+    entries = 5 if direction == "bidir" else 1
+    ops = t.ops_for_region_time(copy, max(1, min(32, (64 << 20) // size)), t.LATCH_OPS // entries - warm)
     region = (warm + ops) * copy
     loops = 2 if direction == "bidir" else 1
-    return setup + s.repetitions * t.loop(s, region * (2 if direction == "bidir" else 1), loops=loops)
+    calibrate = (warm + max(1, min(32, (64 << 20) // size))) * copy * loops  # the untimed region that sizes them
+    return setup + s.repetitions * t.loop(
+        s, region * (2 if direction == "bidir" else 1), calibrate * (2 if direction == "bidir" else 1), loops=loops
+    )
 
 
 def _copy(key: str, label: str, glob: str, datasheet: str = "pcie", shown: bool = True, roles=()) -> Headline:

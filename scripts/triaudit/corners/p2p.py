@@ -1,6 +1,6 @@
 """Movement between the GPUs of a node (triaudit_p2p, once over all of them): every ordered pair by
 copy engine (source or destination issued), SM read and SM write, one direction and both, staged
-through the host, back-to-back small copies. Case names:
+through the host, back-to-back small copies (`p2p/small_copy/...`, `p2p/latency/...` before schema 2). Case names:
 `p2p/<ce|ce_dst|sm_read|sm_write|staged>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>`; the link of each
 pair is in the context (`p2p_link_<i>_<j>`: NV<k>, PIX, PXB, PHB, NODE, SYS)."""
 
@@ -19,7 +19,7 @@ def representative_pairs(card: specs.CardSpec, gpus: int) -> list[tuple[int, int
     return pairs[: 1 if card.nvlink_gbps else 3]
 
 
-def p2p_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def p2p_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     a = t.name_args(name)
     src, dst = int(a["src"]), int(a["dst"])
@@ -30,12 +30,15 @@ def p2p_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> f
     size = int(a["bytes"])
     link = (card.nvlink_gbps / 2 * 1e9 if card.nvlink_gbps else card.pcie_gbps_per_direction * 1e9) * t.PCIE_EFFICIENCY
     setup = 2 * size / 4 / t.HOST_CHECK_PER_S  # pattern and the first full check
-    if parts[1] == "latency":
+    if parts[1] in ("small_copy", "latency"):  # back-to-back small copies (latency: schema 1's name)
         return setup + s.repetitions * t.loop(s, 100 * 5e-6)
     copy = size / link + 2e-6
-    region = (4 if size <= (16 << 20) else 1) * copy + max(1, min(32, (64 << 20) // size)) * copy
+    warm = 4 if size <= (16 << 20) else 1
+    fewest = max(1, min(32, (64 << 20) // size))
+    ops = t.ops_for_region_time(copy, fewest, t.LATCH_OPS // (5 if parts[2] == "bidir" else 1) - warm)
+    region = (warm + ops) * copy
     loops = 2 if parts[2] == "bidir" else 1
-    return setup + s.repetitions * t.loop(s, region * loops, loops=loops)
+    return setup + s.repetitions * t.loop(s, region * loops, (warm + fewest) * copy * loops, loops=loops)
 
 
 # The copy engine, one direction, at the largest size: per link type the slowest and fastest pair.
@@ -52,21 +55,21 @@ CORNER = Corner(
             "triaudit_p2p",
             {
                 "quick": (
-                    "--tests=ce,latency",
+                    "--tests=ce,small_copy",
                     "--pairs=representative",
                     "--min-bytes=512MiB",
                     "--min-time=0.03",
                     QUICK_WARMUP,
                     REPS,
-                    "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|latency/ce/.*/bytes:4)/",
+                    "--benchmark_filter=^p2p/(ce/(uni|bidir)/.*/bytes:536870912|small_copy/ce/.*/bytes:4)/",
                 ),
                 "full": (
-                    "--tests=ce,sm_write,latency",
+                    "--tests=ce,sm_write,small_copy",
                     "--min-bytes=8MiB",
                     "--min-time=0.05",
                     FULL_WARMUP,
                     REPS,
-                    "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|latency/ce/.*/bytes:4)/",
+                    "--benchmark_filter=^p2p/((ce|sm_write)/(uni|bidir)/.*/bytes:(8388608|536870912)|small_copy/ce/.*/bytes:4)/",
                 ),
                 "exhaustive": ("--staged=on", "--min-time=0.05", REPS),
             },

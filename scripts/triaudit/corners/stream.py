@@ -9,7 +9,7 @@ from triaudit.corners import timing as t
 from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner, EnergyFigure, Headline, PeerTool, Step
 
 
-def stream_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def stream_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     op, a = parts[1], t.name_args(name)
     size = int(a["bytes"])
@@ -20,13 +20,19 @@ def stream_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -
     cold = a.get("cache") == "cold"
     bw = hbm if cold or moved > l2 / 2 else hbm * t.L2_SPEEDUP
     op_s = moved / bw + t.KERNEL_LAUNCH_S
-    ops = 1 if cold else max(1, min(60, (256 << 20) // size))
-    region = ops * op_s + (3 * l2 / hbm if cold else 0.0)
-    setup = 3 * size / hbm + size / 4 / t.HOST_CHECK_PER_S  # fill; the first call checks every element
-    verify = size / (card.pcie_gbps_per_direction * 1e9 * t.PCIE_EFFICIENCY)  # the output comes back each call
-    if op.endswith("_sustained"):
-        return setup + s.repetitions * (t.CALL_OVERHEAD_S + max(s.warmup, region) + s.sustained + verify)
-    return setup + s.repetitions * t.loop(s, region, verify)
+    max_ops = t.LATCH_OPS // (2 if op == "dot" else 1)
+    sustained = op.endswith("_sustained")
+    flush = cold and not (sustained and moved >= 3 * l2)
+    sets, min_ops = t.cold_layout(l2, 0 if op == "dot" else size, moved, flush, max_ops) if cold else (1, 1)
+    ops = t.ops_for_region_time(op_s, min_ops, max_ops)
+    region = ops * op_s + (3 * l2 / hbm if flush else 0.0)
+    # Every call fills a, b, c and poisons the output of every set (4 arrays written), times one
+    # region of the fewest operations to size the others, then checks every output element on the
+    # device (one read): nothing of the arrays crosses to the host.
+    verify = sets * (5 * size / hbm + 5 * t.KERNEL_LAUNCH_S) + min_ops * op_s + t.REGION_OVERHEAD_S
+    if sustained:
+        return s.repetitions * (t.CALL_OVERHEAD_S + max(s.warmup, region) + s.sustained + verify)
+    return s.repetitions * t.loop(s, region, verify)
 
 
 TRIAD = Headline(

@@ -30,6 +30,30 @@ REGION_OVERHEAD_S = 30e-6  # hold kernel, events, synchronize per region
 CALL_OVERHEAD_S = 0.02  # Google Benchmark, buffers kept across calls, stream creation
 EXE_STARTUP_S = 1.0  # process, CUDA context, NVML, catalogue
 
+MIN_REGION_S = 5e-4  # region_plan.hpp / gemm_catalogue.hpp: every timed region holds >= 0.5 ms of device time
+LATCH_OPS = 126  # latch_budget.hpp kLatchEntriesForOps: queue entries one held region's operations may use
+WRITEBACK_RESIDUAL = 0.005  # region_plan.hpp kMaxWritebackResidual
+
+
+def ops_for_region_time(op_s: float, min_ops: int, max_ops: int) -> int:
+    """region_plan.hpp ops_for_region_time: >= 0.5 ms of device time, min_ops to max_ops."""
+    import math
+
+    return max(min_ops, min(max(min_ops, max_ops), math.ceil(MIN_REGION_S / op_s) if op_s > 0 else min_ops))
+
+
+def cold_layout(l2: float, written: float, traffic: float, flush: bool, max_ops: int) -> tuple[int, int]:
+    """region_plan.hpp: (buffer sets a cold region rotates through, its fewest operations for a
+    write-back residual of at most 0.5 % where the traffic exceeds the L2)."""
+    import math
+
+    sets = 1 if traffic >= 3 * l2 else math.ceil(3 * l2 / traffic) + 1
+    ops = 1
+    if flush and traffic > l2:
+        ops = min(max_ops, max(1, math.ceil(l2 * written / traffic / traffic / WRITEBACK_RESIDUAL)))
+    return sets, ops
+
+
 DEFAULTS = {"min_time": 0.05, "warmup": 0.2, "sustained": 10.0, "repetitions": 1, "max_op": 1.0}
 
 

@@ -30,7 +30,7 @@ from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.core.files import atomic_write
 from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import stats
-from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, provenance
+from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, gpu_measured, provenance
 from triaudit.results.counters import DISPLAY
 from triaudit.results.runs import gpu_identity
 from triaudit.results.samples import CaseSample, case_sample  # noqa: F401 (CaseSample: compare's name for it)
@@ -102,7 +102,7 @@ def assemble_samples(path: Path, files: list[Path], skipped: list[str], per_file
         gpu = gpu_identity(fs.context, fs.run, f.name)
         if gpu and not str(fs.context.get("executable", "")).startswith("peer:"):
             gpus.add(gpu)
-        if str(fs.context.get("gpu_available", "")).lower() == "true":
+        if gpu_measured(fs.context):
             context = context or fs.context
         for case, sample in fs.cases:
             if case in owner:  # one case in two files of one run: never two numbers for one case

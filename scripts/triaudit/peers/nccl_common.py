@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from triaudit import corners as registry
 from triaudit.peers.model import PeerCase, PeerRun, gpu_name_of
 
 TOOL = "nccl-tests"
@@ -44,10 +45,22 @@ def nccl_code_to_version(code: int) -> str:
 
 
 def collective_name(program: str) -> str:
-    """all_reduce_perf -> allreduce (triaudit's corner name for it); others by the same rule."""
+    """all_reduce_perf -> allreduce: the corner that measures it (corners/: each collective names what
+    nccl-tests calls it); a collective triaudit has no corner for by nccl-tests' name without "_"."""
     stem = Path(program.strip()).name
     stem = re.sub(r"_perf(_mpi)?$", "", stem)
-    return stem.replace("_", "")
+    return corner_of(stem) or stem.replace("_", "")
+
+
+def corner_of(collective: str) -> str:
+    """The corner a collective of nccl-tests' (all_gather, reducescatter, ...) lands under; "" when
+    triaudit has none for it."""
+    bare = collective.replace("_", "")
+    for c in registry.CORNERS:
+        for peer in c.peers:
+            if peer.tool == TOOL and any(n.replace("_", "") == bare for n in peer.names):
+                return c.name
+    return ""
 
 
 def algo_arg(value: str | None) -> str:
@@ -59,12 +72,13 @@ def algo_arg(value: str | None) -> str:
 def case_name(collective: str, placement: str, ntype: str, redop: str, root: int | None, algo: str, size: int) -> str:
     """A collective without a reduction prints redop `none` (or nothing): no redop argument then."""
     typ = TYPES.get(ntype, ntype)
-    parts = [collective, placement, typ]
+    parts = [corner_of(collective) or collective, placement, typ]
     if redop and redop not in ("sum", "none"):
         parts.append(f"redop:{redop}")
-    if root is not None and root >= 0:
+    parts.append(f"algo:{algo}")
+    if root is not None and root >= 0:  # after the algorithm, as triaudit's own rooted cases
         parts.append(f"root:{root}")
-    parts += [f"algo:{algo}", f"bytes:{size}"]
+    parts.append(f"bytes:{size}")
     return "/".join(parts)
 
 

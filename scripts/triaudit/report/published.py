@@ -18,6 +18,7 @@ import pandas as pd
 from triaudit.core.specs import match_card
 from triaudit.peers import statistics as S
 from triaudit.report import frames as F
+from triaudit.results.figures import figure, headline_figures
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,13 @@ class _Picker:
     def __init__(self, df: pd.DataFrame):
         self.df, self.card = df, None
         self._by_card: dict = {}
+        self._figures: pd.DataFrame | None = None
+
+    def headline(self, key: str) -> dict | None:
+        """The card's headline figure `key` (results/figures.py), as the summary quotes it."""
+        if self._figures is None:
+            self._figures = headline_figures(self.df)
+        return figure(self._figures, key, self.card)
 
     def __call__(self, corner: str, metric: str, **where) -> pd.DataFrame:
         key = (corner, metric, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(where.items())))
@@ -139,6 +147,14 @@ class _Picker:
             groups = self._by_card[key] = dict(tuple(rows.groupby("card", sort=False))) if not rows.empty else {}
         got = groups.get(self.card)
         return got if got is not None else pd.DataFrame()
+
+
+def _triad(pick):
+    """The headline triad (FP32 where measured, the largest array, L2 flushed): the summary's HBM figure."""
+    f = pick.headline("triad")
+    if f is None:
+        return None
+    return f["median"] / 1e9, f"{f['case'].split('/')[2]}, {int(f['bytes']) >> 20} MiB per array, L2 flushed", f["reps"]
 
 
 def _stream(op: str) -> Callable[[_Picker], tuple[float, str] | None]:
@@ -215,7 +231,7 @@ def _graph_per_kernel(pick):
 
 # figure -> (label, unit, how to read it from one card's rows)
 FIGURES: dict[str, tuple[str, str, Callable]] = {
-    "stream_triad": ("STREAM triad, HBM", "GB/s", _stream("triad")),
+    "stream_triad": ("STREAM triad, HBM", "GB/s", _triad),
     "stream_copy": ("STREAM copy, HBM", "GB/s", _stream("copy")),
     "gemm_bf16_8192": ("BF16 GEMM 8192³", "TFLOP/s", _gemm(["bf16"], True)),
     "gemm_bf16_best": ("BF16 GEMM, best shape", "TFLOP/s", _gemm(["bf16"], False)),

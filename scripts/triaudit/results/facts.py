@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triaudit import corners as registry
-from triaudit.results.figures import gpu_measured
+from triaudit.results.case_info import gpu_measured
 from triaudit.results.runs import RunInfo, _origin_of, gpu_identity, read_run
 from triaudit.results.table import ResultSet, card_of
 

@@ -24,6 +24,7 @@ from typing import Any
 from triaudit.core.errors import TriauditError
 from triaudit.core.io.tell import notice
 from triaudit.results.counters import JUDGED_NAMES, is_energy
+from triaudit.results.legacy_names import current_name
 
 try:  # optional: only speed depends on it
     import orjson as _orjson
@@ -32,7 +33,8 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
 
 # The version of triaudit's result conventions (names, counters, context keys) that the executables
 # write as the context key `triaudit_schema_version` and exports carry. Files without it are older
-# and read as version 1. Version 2: each entry states what version 1 left to the name grammar, in
+# and read as version 1; older files' renamed cases are read under today's names (legacy_names.py).
+# Version 2: each entry states what version 1 left to the name grammar, in
 # its field CASE_FIELD (its axes, the counter it is judged on, its scope, the headline it may stand
 # for), and the context says where the figures come from (PROVENANCE_KEY).
 SCHEMA_VERSION = "2"
@@ -108,10 +110,11 @@ class ResultFile:
 
 @lru_cache(maxsize=65536)
 def case_name(name: str) -> str:
+    """The case a result row is of: Google Benchmark's suffixes dropped, an earlier schema's name as today's."""
     parts = name.split("/")
     while len(parts) > 1 and _GB_SUFFIX.match(parts[-1]):
         parts.pop()
-    return "/".join(parts)
+    return current_name("/".join(parts))
 
 
 def _status(entry: dict[str, Any]) -> tuple[str, str]:

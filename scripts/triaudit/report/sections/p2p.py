@@ -6,7 +6,7 @@ Names read (DESIGN.md's contract, issue #15):
   p2p/<ce|ce_read|sm_read|sm_write>/<uni|bidir>/src:<i>/dst:<j>/bytes:<N>  bytes_per_second (src->dst), bidir also
                                                                     bytes_per_second_total
   p2p/staged/uni/src:<i>/dst:<j>/bytes:<N>                          peer access off, through host memory
-  p2p/latency/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>               seconds_per_op
+  p2p/small_copy/<ce|sm_write>/src:<i>/dst:<j>/bytes:<N>            seconds_per_op (p2p/latency/... before schema 2)
 Context: p2p_link_<i>_<j> (NV<k>, PIX, ..., SYS), p2p_access_<i>_<j>.
 """
 
@@ -75,7 +75,7 @@ def p2p_frame(df: pd.DataFrame, contexts: dict[str, dict]) -> pd.DataFrame:
     bw = F.with_int(F.metric(df, "p2p", "bytes_per_second"), "src", "dst", "bytes")
     if bw.empty:
         return bw
-    bw = bw[bw["op"] != "latency"].dropna(subset=["src", "dst", "bytes"]).copy()
+    bw = bw[bw["op"] != "small_copy"].dropna(subset=["src", "dst", "bytes"]).copy()
     for c in ("src", "dst", "bytes"):
         bw[c] = bw[c].astype("int64")
     bw["link"] = [link_of(contexts.get(f, {}), s, d) for f, s, d in zip(bw["file"], bw["src"], bw["dst"])]
@@ -274,7 +274,7 @@ def p2p_section(rs: ResultSet):
             ]
         ]
     lat = F.with_int(F.metric(df, "p2p", "seconds_per_op"), "src", "dst", "bytes")
-    lat = lat[lat["op"] == "latency"].dropna(subset=["src", "dst", "bytes"]) if not lat.empty else lat
+    lat = lat[lat["op"] == "small_copy"].dropna(subset=["src", "dst", "bytes"]) if not lat.empty else lat
     if not lat.empty:
         small = lat[lat["bytes"] == lat.groupby(["file", "variant"])["bytes"].transform("min")]
         for f, label in _label_files(small).items():
@@ -290,8 +290,8 @@ def p2p_section(rs: ResultSet):
                 t.index.name = "src \\ dst"
                 sec.tables.append(
                     (
-                        f"{label}: latency per copy, {variant}, {int(rows['bytes'].min())} B (µs; row = source, "
-                        "column = destination)",
+                        f"{label}: time per copy, {variant}, {int(rows['bytes'].min())} B copies back to back "
+                        "(µs; row = source, column = destination)",
                         t,
                     )
                 )
