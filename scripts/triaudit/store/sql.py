@@ -16,7 +16,27 @@ half sum of the smallest and largest of them, `(a + b) / 2`, exactly what pandas
 
 from __future__ import annotations
 
+from triaudit.results.counters import JUDGED
+
 KEYS = "model, driver, gpu, host, gpu_index, gpu_uuid, case_name, metric, higher_better"
+
+
+def judged_sql(tidy: str = "tidy") -> str:
+    """The counter each case is judged on, as `triaudit outliers` chooses it (results/counters.py
+    JUDGED: the first of its order that the case's measured rows of one GPU's files report), for SQL
+    readers that do not run triaudit: a table (case_name, metric, higher_better)."""
+    values = ", ".join(f"('{m}', {i}, {'TRUE' if h else 'FALSE'})" for i, (m, h) in enumerate(JUDGED))
+    return f"""(
+    WITH preference AS (SELECT * FROM (VALUES {values}) AS p(metric, preference, higher_better)),
+    present AS (
+        SELECT DISTINCT t.case_name, p.metric, p.preference, p.higher_better
+        FROM {tidy} t JOIN preference p ON t.metric = p.metric
+        WHERE t.status = 'ok' AND t.per_gpu
+    ),
+    best AS (SELECT case_name, MIN(preference) AS preference FROM present GROUP BY case_name)
+    SELECT p.case_name, p.metric, p.higher_better
+    FROM present p JOIN best b ON p.case_name = b.case_name AND p.preference = b.preference
+)"""
 
 
 def _median(value: str, rank: str, count: str) -> str:
@@ -85,3 +105,12 @@ SELECT d.model, d.driver, d.gpu, d.host, d.gpu_index, d.gpu_uuid, d.case_name, d
                 AND d.group_median - d.throughput > {float(k)!r} * (1.4826 * m.mad), FALSE) AS outlier
 FROM deviations d JOIN mads m ON d.model = m.model AND d.driver = m.driver AND d.case_name = m.case_name
 """
+
+
+def fleet_outliers_sql(threshold: float = 0.05, min_gpus: int = 4, k: float = 3.0, tidy: str = "tidy") -> str:
+    """The whole query on its own: the judged counters chosen in SQL (judged_sql), then outliers_sql.
+    docs/fleet.md shows this text (scripts/docs_gen.py writes it there); Spark and DuckDB run it in
+    tests/test_store_spark.py."""
+    body = outliers_sql(threshold, min_gpus, k, tidy, "judged").strip()
+    assert body.startswith("WITH ")
+    return f"WITH judged AS {judged_sql(tidy)},\n{body[len('WITH ') :]}\n"
