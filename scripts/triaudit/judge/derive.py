@@ -410,6 +410,7 @@ _SPAN: dict[tuple, str] = {}  # the span of the runs derive() read, by its paths
 
 
 def _span(source) -> str:
+    source.complete()
     starts = sorted({r.row["started_recorded"] for r in source.runs} - {""})
     if not starts:
         return "dates unknown"

@@ -343,7 +343,7 @@ def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "
     from triaudit.store.source import open_source
 
     source = open_source(paths)  # LoadError names a missing or unreadable path
-    if not any(r.files for r in source.runs):
+    if not any(r.has_files for r in source.runs):
         raise GateError(f"no result files under {', '.join(map(str, paths))}")
     floors = FloorSet.load(floor_files)  # FloorsError names the file and key
     chosen, notes = newest_runs(source.runs)

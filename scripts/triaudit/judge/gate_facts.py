@@ -106,23 +106,29 @@ def newest_runs(runs: list) -> tuple[dict[str, object], list[str]]:
     an incomplete run judged. Chosen from the rows alone: the gate opens only the runs it judges."""
     notes: list[str] = []
     by_host: dict[str, list] = {}
+    hosts_of: dict[str, list[str]] = {}  # a row's text -> its hosts (a host's nights say the same)
     for run in runs:
-        for name, why in json.loads(run.row["no_gpu"]):
-            notes.append(f"{Path(run.run_dir) / name}: no GPU measured ({why})")
-        for host in json.loads(run.row["gate_hosts"]):
+        if run.row["no_gpu"] != "[]":
+            for name, why in json.loads(run.row["no_gpu"]):
+                notes.append(f"{Path(run.run_dir) / name}: no GPU measured ({why})")
+        text = run.row["gate_hosts"]
+        hosts = hosts_of.get(text)
+        if hosts is None:
+            hosts = hosts_of[text] = json.loads(text)
+        for host in hosts:
             by_host.setdefault(host, []).append(run)
     chosen = {}
     for host in sorted(by_host):
-        infos = {id(r): r.info for r in by_host[host]}
-        dirs = sorted(by_host[host], key=lambda r: (infos[id(r)].started, infos[id(r)].name, r.run_dir))
+        # The run's start (its manifest's, else its folder's stamp), name and folder: RunInfo's own order.
+        dirs = sorted(by_host[host], key=lambda r: (r.row["started"], r.row["name"], r.run_dir))
         chosen[host] = dirs[-1]
-        name = infos[id(dirs[-1])].name
+        name = dirs[-1].row["name"]
         if len(dirs) > 1:
             notes.append(
                 f"{host}: the newest run {name} judged; {len(dirs) - 1} older run(s) left out "
-                f"({', '.join(infos[id(d)].name for d in dirs[:-1][-3:])}{', ...' if len(dirs) > 4 else ''})"
+                f"({', '.join(d.row['name'] for d in dirs[:-1][-3:])}{', ...' if len(dirs) > 4 else ''})"
             )
-        if not infos[id(dirs[-1])].complete:
+        if not dirs[-1].row["complete"]:
             notes.append(f"{host}: run {name} is incomplete: what it lacks is NOT TESTED")
     return chosen, notes
 

@@ -167,19 +167,30 @@ class GateRows:
         sums, pairs = counters
         unit_of = self.unit_of_file
         if len(pairs):
-            units = pd.Series([unit_of.get(f, "") for f in pairs["file"]])
-            per_unit = pd.DataFrame({"u": units, "c": pairs["case"].to_numpy()})
+            per_unit = pd.DataFrame({"u": _units(pairs["file"], unit_of), "c": pairs["case"].to_numpy()})
             per_unit = per_unit[per_unit["u"] != ""]
             for u, n in per_unit.groupby("u")["c"].nunique().items():
                 h = out.setdefault(u, Health())
                 h.cases, h.counted = int(n), True
         if len(sums):
-            units = [unit_of.get(f, "") for f in sums["file"]]
-            got = pd.DataFrame({"u": units, "m": sums["metric"].to_numpy(), "x": sums["total"].to_numpy()})
+            got = pd.DataFrame(
+                {
+                    "u": _units(sums["file"], unit_of),
+                    "m": sums["metric"].astype(str).to_numpy(),
+                    "x": sums["total"].to_numpy(),
+                }
+            )
             got = got[got["u"] != ""].groupby(["u", "m"])["x"].sum()
             for (u, m), x in got.items():  # sorted by unit, then counter
                 out[u].counts[str(m)] = float(x)
         return out
+
+
+def _units(files: pd.Series, unit_of: dict[str, str]) -> np.ndarray:
+    """Each row's unit ("" for none) by its file, computed once per distinct file."""
+    codes, names = _codes(files)
+    lut = np.array([unit_of.get(f, "") for f in names] + [""], dtype=object)
+    return lut[codes]
 
 
 HEALTH_ROWS = ("file", "metric", "total")

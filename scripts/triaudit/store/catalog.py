@@ -28,6 +28,36 @@ class StoredRun:
         return store.dataset(dataset) / self.partition / self.part
 
 
+# What a reader needs of every run in its scope (to choose runs and say what it left out); the
+# rest of a run's row is read once it loads the run (source.py Source.complete): a year of a fleet is
+# hundreds of thousands of rows, and those columns are most of their bytes.
+LIGHT = (
+    "run_dir",
+    "version",
+    "ingested_ns",
+    "format",
+    "name",
+    "started",
+    "complete",
+    "manifest_note",
+    "file_notes",
+    "scan_notes",
+    "gate_hosts",
+    "no_gpu",
+    "n_files",
+)
+HEAVY = (
+    "file_names",
+    "gpu_files",
+    "node_level_files",
+    "descriptions",
+    "host",
+    "git_commit",
+    "card_name",
+    "started_recorded",
+)
+
+
 def part_files(store: Store, dataset: str) -> list[Path]:
     """The dataset's Parquet files (never a hidden one: a write under way)."""
     return sorted(p for p in store.dataset(dataset).glob("card=*/night=*/*.parquet") if not p.name.startswith("."))
@@ -47,7 +77,7 @@ def read_catalog(store: Store) -> dict[str, StoredRun]:
         return {}
     try:
         rows = table(
-            f"SELECT *, filename FROM read_parquet({parquet_list(files)}, filename=true, union_by_name=true)"
+            f"SELECT {', '.join(LIGHT)}, filename FROM read_parquet({parquet_list(files)}, filename=true, union_by_name=true)"
         ).to_pylist()
     except Exception as exc:  # a damaged or vanished file (merged meanwhile): said, and the JSON files read
         raise StoreUnusable(f"{store.dir}: cannot be read ({str(exc).splitlines()[0]})") from None

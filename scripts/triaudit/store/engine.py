@@ -8,6 +8,8 @@ import os
 
 _WHY: str | None = None
 _CON = None
+# DuckDB's own memory (it spills past it): the gate over 8,192 GPUs fits in a gigabyte with this.
+MEMORY = "256MB"
 
 
 def missing() -> str:
@@ -30,7 +32,7 @@ def connection():
     if _CON is None:
         import duckdb
 
-        _CON = duckdb.connect(config={"threads": max(1, min(os.cpu_count() or 1, 8))})
+        _CON = duckdb.connect(config={"threads": max(1, min(os.cpu_count() or 1, 8)), "memory_limit": MEMORY})
     return _CON
 
 

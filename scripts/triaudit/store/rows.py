@@ -68,6 +68,7 @@ def run_row(
         "gpu_files": dumps([list(g) for g in info.gpu_files]),
         "node_level_files": dumps(list(info.node_level_files)),
         "file_names": dumps([Path(f).name for f in contexts]),
+        "n_files": len(contexts),
         "scan_notes": dumps(skipped),
         "file_notes": dumps(
             [[Path(f).name, [marked(n, mark) for n in per_file[f][0]]] for f in contexts if per_file[f][0]]

@@ -47,6 +47,11 @@ def parts_key(path) -> tuple[str, ...]:
     return tuple(p for p in str(path).split("/") if p and p != ".")
 
 
+def _ancestors(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) - 1)]
+
+
 def join(folder: str, name: str) -> str:
     """str(Path(folder) / name), without making a Path."""
     if folder in ("", "."):
@@ -60,39 +65,58 @@ class Run:
 
     run_dir: str  # as the command's paths spell it (str(path.parent) of its files)
     rel_dir: str  # as the store names it
-    names: list[str]  # its result files in scope (names, in scan order)
     row: dict  # its `runs` row (store/rows.py run_row)
     stored: object | None = None  # catalog.StoredRun when it is in the store
     tables: dict | None = None  # read from JSON for a store: its tables, as adding it would write them
+    taken: list[str] | None = None  # its result files in scope (names), when not all of them are
+
+    @property
+    def names(self) -> list[str]:
+        """Its result files in scope (names, in scan order); a stored run's once Source.complete read them."""
+        if self.taken is None:
+            self.taken = json.loads(self.row["file_names"])
+        return self.taken
 
     @property
     def files(self) -> list[str]:
         return [join(self.run_dir, n) for n in self.names]
+
+    @property
+    def has_files(self) -> bool:
+        return bool(self.taken) if self.taken is not None else self.row["n_files"] > 0
 
     def rel(self, name: str) -> str:
         return join(self.rel_dir, name)
 
     @property
     def info(self) -> RunInfo:
-        r = self.row
-        return RunInfo(
-            self.run_dir,
-            r["name"],
-            r["started"],
-            r["host"],
-            r["git_commit"],
-            bool(r["complete"]),
-            self.text(r["manifest_note"]),
-            tuple(tuple(g) for g in json.loads(r["gpu_files"])),
-            tuple(json.loads(r["node_level_files"])),
-        )
+        """Its RunInfo (the manifest's GPU lists only once the run is loaded: Source.load)."""
+        got = self.__dict__.get("_info")
+        if got is None or ("gpu_files" in self.row and not got.gpu_files and self.row["gpu_files"] != "[]"):
+            r = self.row
+            got = RunInfo(
+                self.run_dir,
+                r["name"],
+                r["started"],
+                r["host"],
+                r["git_commit"],
+                bool(r["complete"]),
+                self.text(r["manifest_note"]),
+                tuple(tuple(g) for g in json.loads(r.get("gpu_files") or "[]")),
+                tuple(json.loads(r.get("node_level_files") or "[]")),
+            )
+            self.__dict__["_info"] = got
+        return got
 
     def text(self, s: str) -> str:
         return s.replace(RUN_MARK, self.run_dir) if RUN_MARK in s else s
 
     def file_notes(self) -> dict[str, list[str]]:
         """Each file's notes (by name), as load_results gives them."""
-        return {name: [self.text(n) for n in notes] for name, notes in json.loads(self.row["file_notes"])}
+        text = self.row["file_notes"]
+        if text == "[]":
+            return {}
+        return {name: [self.text(n) for n in notes] for name, notes in json.loads(text)}
 
 
 def _check_path(p: Path) -> None:
@@ -134,13 +158,32 @@ def _direct(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return files, skipped
 
 
+def _complete_rows(store: Store, stored: list) -> None:
+    """catalog.HEAVY columns of these catalog runs (StoredRun), read into their rows in one query."""
+    from triaudit.store.catalog import HEAVY
+    from triaudit.store.load import query
+
+    lacking = [r for r in stored if HEAVY[0] not in r.row]
+    if not lacking:
+        return
+
+    class _Ref:  # what load.query needs of a run
+        def __init__(self, r):
+            self.stored, self.tables = r, None
+
+    got = query(store, [_Ref(r) for r in lacking], "runs", "run_dir, " + ", ".join(HEAVY))
+    rows = {d: vals for d, *vals in zip(*(got.column(c).to_pylist() for c in ("run_dir", *HEAVY)))}
+    for r in lacking:
+        r.row.update(zip(HEAVY, rows[r.rel]))
+
+
 class _Collect:
     """The runs under the paths given, as a scan of them would find their files: from the store
     where it holds a folder unchanged, else the JSON files, by folder; each file once."""
 
     def __init__(self, store: Store, catalog: dict, several: bool):
         self.store, self.catalog, self.several = store, catalog, several
-        self.stored: list[tuple[str, object, list[str]]] = []  # (folder as spelled, StoredRun, names)
+        self.stored: list[tuple[str, object, list[str] | None]] = []  # (folder as spelled, StoredRun, names taken)
         self.json: dict[str, list[Path]] = {}  # folder -> its files to read from JSON
         self.skipped: list[tuple[Path, str]] = []  # links that lead nowhere, in scan order
         self._seen_runs: dict[str, set[str]] = {}  # real folder -> names taken
@@ -151,6 +194,9 @@ class _Collect:
             return False
         taken.add(name)
         return True
+
+    def complete(self, stored: list) -> None:
+        _complete_rows(self.store, stored)
 
     def _real(self, folder: str) -> str:
         """The key a folder's files are taken once by: its real path when several paths were given."""
@@ -177,9 +223,11 @@ class _Collect:
         store, scope = self.store, self.store.rel(p)
         known = {rel: r for rel, r in self.catalog.items() if under(rel, scope)}
 
-        def spelled(rel: str) -> Path:
-            """A store path as the path given spells it (as p.rglob finds it)."""
-            return p if rel == scope else p / (rel if scope == "." else os.path.relpath(rel, scope))
+        given = str(p)
+
+        def spelled(rel: str) -> str:
+            """A store path as the path given spells it (str of what p.rglob finds)."""
+            return given if rel == scope else join(given, rel if scope == "." else rel[len(scope) + 1 :])
 
         listed: set[str] = {scope}
         for rel in known:
@@ -217,22 +265,31 @@ class _Collect:
         json_files: list[Path] = []
         links: list[tuple[Path, str]] = []
         for rel in json_folders:
-            files, skipped = _direct(spelled(rel))
+            files, skipped = _direct(Path(spelled(rel)))
             json_files += files
             links += skipped
         for rel in unknown:
-            files, skipped = _scan(spelled(rel), p)
+            files, skipped = _scan(Path(spelled(rel)), p)
             json_files += files
             links += skipped
         for rel, r in fresh:
-            folder = spelled(rel)
-            links += [(folder / n, why) for n, why in json.loads(r.row["scan_notes"])]
+            if r.row["scan_notes"] != "[]":
+                folder = Path(spelled(rel))
+                links += [(folder / n, why) for n, why in json.loads(r.row["scan_notes"])]
         links.sort(key=lambda x: parts_key(x[0]))
         self.skipped += links
         json_files.sort(key=parts_key)
         self.add_json(json_files)
-        for rel, r in sorted(fresh, key=lambda x: parts_key(x[0])):
-            folder = str(spelled(rel))
+        fresh.sort(key=lambda x: x[0].split("/"))  # store paths: normalised, POSIX
+        if self.several:  # two paths may reach one file: each taken once, as scan_paths takes it
+            self.complete([r for _rel, r in fresh])
+        for rel, r in fresh:
+            if r.row["n_files"] == 0:
+                continue
+            folder = spelled(rel)
+            if not self.several:  # one path: no file can be reached twice
+                self.stored.append((folder, r, None))
+                continue
             real = self._real(folder)
             names = [n for n in json.loads(r.row["file_names"]) if self._new(real, n)]
             if names:
@@ -253,15 +310,16 @@ class Source:
             self.skipped.append(note)
         runs: list[Run] = []
         for folder, stored, names in collected.stored:
-            runs.append(Run(folder, stored.rel, names, stored.row, stored=stored))
+            runs.append(Run(folder, stored.rel, stored.row, stored=stored, taken=names))
         for folder, files in collected.json.items():
             # Its links that lead nowhere are said above, with the scan's.
             tables = run_tables(store, Path(folder), 0, (files, []), with_samples=with_samples)
             if tables is None:
                 continue
             row = {k: v[0] for k, v in tables["runs"].to_pydict().items()}
-            runs.append(Run(folder, store.rel(Path(folder)), [f.name for f in files], row, tables=tables))
-        runs.sort(key=lambda r: parts_key(r.run_dir))
+            runs.append(Run(folder, store.rel(Path(folder)), row, tables=tables, taken=[f.name for f in files]))
+        if collected.json:  # the store's are in order already: the JSON folders go among them
+            runs.sort(key=lambda r: parts_key(r.run_dir))
         self.runs = runs
         self._nested = self._find_nested()
         self._who: dict[str, dict] = {}
@@ -274,12 +332,13 @@ class Source:
 
     def _find_nested(self) -> bool:
         """Whether a run folder lies inside another (then files, not folders, give the scan order)."""
-        dirs = {parts_key(r.run_dir) for r in self.runs}
-        return any(d[:i] in dirs for d in dirs for i in range(len(d)))
+        dirs = {r.run_dir.rstrip("/") for r in self.runs}
+        return any(os.path.dirname(d) in dirs or any(a in dirs for a in _ancestors(d)) for d in dirs)
 
     def ordered(self, runs: list[Run] | None = None) -> list[tuple[Run, str]]:
         """(run, file name) of every file of `runs`, in the order a scan of the paths gives them."""
         runs = self.runs if runs is None else runs
+        self.complete(runs)
         pairs = [(r, n) for r in runs for n in r.names]
         if self._nested:
             pairs.sort(key=lambda x: parts_key(join(x[0].run_dir, x[1])))
@@ -291,14 +350,27 @@ class Source:
 
     def notes(self, runs: list[Run] | None = None) -> list[str]:
         """What load_results says of the files (their notes, each run's manifest note), in scan order."""
-        out, first = [], set()
-        notes = {id(r): r.file_notes() for r in (self.runs if runs is None else runs)}
-        for r, n in self.ordered(runs):
-            out += notes[id(r)].get(n, [])
-            if id(r) not in first:
-                first.add(id(r))
-                if r.row["manifest_note"]:
-                    out.append(r.text(r.row["manifest_note"]))
+        runs = self.runs if runs is None else runs
+        said = [r for r in runs if r.row["file_notes"] != "[]" or r.row["manifest_note"]]
+        self.complete(said)
+        out: list[str] = []
+        if not self._nested:  # a run's files are together in scan order: its notes too
+            for r in said:
+                notes = r.file_notes()
+                names = r.names
+                for i, n in enumerate(names):
+                    out += notes.get(n, [])
+                    if i == 0 and r.row["manifest_note"]:
+                        out.append(r.text(r.row["manifest_note"]))
+        else:
+            first = set()
+            notes = {id(r): r.file_notes() for r in said}
+            for r, n in self.ordered(said):
+                out += notes[id(r)].get(n, [])
+                if id(r) not in first:
+                    first.add(id(r))
+                    if r.row["manifest_note"]:
+                        out.append(r.text(r.row["manifest_note"]))
         for n in out:
             if n.startswith("warning: ") and TRUNCATED_WORDS in n:
                 notice(n)  # read_json says so on the console when it reads such a file
@@ -332,6 +404,13 @@ class Source:
         self._who.update(who)
         return out
 
+    def complete(self, runs: list[Run] | None = None) -> None:
+        """The columns the catalog leaves out (catalog.HEAVY), read for these runs (every run: None)."""
+        runs = self.runs if runs is None else runs
+        _complete_rows(self.store, [r.stored for r in runs if r.stored is not None])
+        for r in runs:
+            r.__dict__.pop("_info", None)
+
     def health_counters(self, runs: list[Run], metrics: set[str]):
         """judge/gate_rows.py health_counters of `runs`' rows of `metrics`, summed by the engine."""
         import pandas as pd
@@ -339,6 +418,7 @@ class Source:
         from triaudit.store.engine import quote, table
         from triaudit.store.load import sources_sql
 
+        self.complete(runs)
         names = ", ".join(quote(m) for m in sorted(metrics))
         sql = sources_sql(
             self.store, runs, "tidy", "file, case_name, metric, max", f"status = 'ok' AND metric IN ({names})"
@@ -346,17 +426,34 @@ class Source:
         spelled = {r.rel(n): join(r.run_dir, n) for r in runs for n in r.names}
         if sql is None:
             return pd.DataFrame(columns=["file", "metric", "total"]), pd.DataFrame(columns=["file", "case"])
-        sums = table(
-            f"SELECT file, metric, SUM(CASE WHEN isnan(max) THEN 0 ELSE max END) AS total FROM ({sql}) GROUP BY file, metric"
-        ).to_pandas()
-        pairs = table(f"SELECT DISTINCT file, case_name AS case FROM ({sql})").to_pandas()
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        def frame(got: pa.Table) -> pd.DataFrame:
+            """Text as categoricals (a fleet's files and cases, without a Python string per row)."""
+            columns = {}
+            for name in got.column_names:
+                col = got.column(name)
+                if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+                    col = pc.dictionary_encode(col)
+                columns[name] = col.to_pandas()
+            return pd.DataFrame(columns)
+
+        sums = frame(
+            table(
+                f"SELECT file, metric, SUM(CASE WHEN isnan(max) THEN 0 ELSE max END) AS total "
+                f"FROM ({sql}) GROUP BY file, metric"
+            )
+        )
+        pairs = frame(table(f"SELECT DISTINCT file, case_name AS case FROM ({sql})"))
         for t in (sums, pairs):
-            t["file"] = t["file"].map(spelled)
-        return sums[sums["file"].notna()], pairs[pairs["file"].notna()]
+            t["file"] = t["file"].cat.rename_categories(lambda f: spelled.get(f, f))
+        return sums, pairs
 
     def identities(self, runs: list[Run]) -> dict[str, dict]:
         """Each file's GPU (results/facts.py identity), from the store's facts, for files of `runs`
         whose contexts were read (load, contexts)."""
+        self.complete(runs)
         return {f: self._who[f] for r in runs for f in r.files if f in self._who}
 
     def load(self, runs: list[Run] | None = None, metrics: set[str] | None = None):
@@ -366,6 +463,7 @@ class Source:
         from triaudit.store.load import load_rows
 
         runs = self.runs if runs is None else runs
+        self.complete(runs)
         contexts = self.contexts(runs)
         infos = {r.run_dir: r.info for r in runs}
         order = {f: i for i, f in enumerate(contexts)}
@@ -398,7 +496,7 @@ class JsonSource:
         for d, fs in by_dir.items():
             info = self.rs.runs[d]
             row, _facts = run_row(info, {str(f): self.rs.contexts[str(f)] for f in fs}, capture.per_file, [], None)
-            self.runs.append(Run(d, d, [f.name for f in fs], row))
+            self.runs.append(Run(d, d, row, taken=[f.name for f in fs]))
 
     def files(self) -> list[Path]:
         return list(self._files)
@@ -412,6 +510,9 @@ class JsonSource:
 
     def health_counters(self, runs: list[Run], metrics: set[str]):
         return None  # the table holds them (judge/gate_rows.py sums them)
+
+    def complete(self, runs=None) -> None:
+        """Every row is whole here (store/rows.py computes them all)."""
 
     def identities(self, runs: list[Run]) -> dict[str, dict]:
         from triaudit.results.facts import identities
