@@ -95,7 +95,7 @@ def test_relative_paths_and_a_folder_below_the_store_read_alike(tmp_path, monkey
         _assert_same_results(a, b)
 
 
-def test_adding_run_by_run_equals_a_rebuild_and_adding_twice_changes_nothing(tmp_path):
+def test_adding_run_by_run_equals_a_rebuild_and_adding_twice_changes_nothing(tmp_path, monkeypatch):
     root = _fleet(tmp_path)
     store = Store(root)
     folders = compact.run_folders(root)
@@ -109,6 +109,7 @@ def test_adding_run_by_run_equals_a_rebuild_and_adding_twice_changes_nothing(tmp
     merged = _snapshot(root)
     assert compact.update(root) == {**got, "merged": 0}
     assert _snapshot(root) == merged  # a second update leaves it as it was
+    monkeypatch.setattr(compact, "PARALLEL_RUNS", 2)  # the rebuild's pool of processes, on a small fleet
     compact.rebuild(root)
     _assert_same_results(S.open_source([root]).load(), one_by_one)
     assert len(read_catalog(store)) == len(folders)
@@ -140,6 +141,17 @@ def test_a_write_killed_before_its_runs_row_leaves_the_store_as_it_was(tmp_path,
     data = {p.relative_to(store / ds) for ds in ("files", "tidy", "samples") for p in (store / ds).rglob("*.parquet")}
     assert data <= runs and not list(store.rglob(".*.tmp"))  # no rows without their run: the leftovers went
     _assert_same_results(S.open_source([root]).load(), b)
+
+
+def test_a_night_merged_under_a_reader_is_read_from_the_merged_file(tmp_path, monkeypatch):
+    root = _fleet(tmp_path)
+    for f in compact.run_folders(root):
+        ingest.add_run(Store(root), f)  # a file per run: nights to merge
+    reading = S.open_source([root])  # its catalog names the runs' own files
+    assert compact.update(root)["merged"] >= 1  # ... which a merge replaces now
+    got = reading.load()
+    _assert_same_results(got, S.JsonSource([root]).rs)
+    assert any(r.stored.part.startswith("c-") for r in reading.runs)  # read anew from the merged files
 
 
 def test_a_killed_rebuild_leaves_the_old_store(tmp_path, monkeypatch):

@@ -163,7 +163,7 @@ def find_outliers(paths: list[Path], threshold: float = 0.05, cases: str = "", m
     else:  # each GPU's medians computed by the store's engine (store/per_gpu.py), then judged here
         from triaudit.store.per_gpu import per_gpu
 
-        per, notes = per_gpu(source, cases)
+        per, notes = source.retrying(per_gpu, source, cases)
     per, n_judged = judge(per, threshold, min_gpus)
     groups, not_judged = pd.DataFrame(), []
     if not per.empty:

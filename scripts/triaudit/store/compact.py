@@ -163,24 +163,65 @@ def run_folders(root: Path) -> list[Path]:
     return out
 
 
-def _add_all(store: Store, folders: list[Path], say) -> tuple[int, int, list[str]]:
-    """Adds run folders; (added, unchanged, problems)."""
+def _add_one(root: str, folder: str, store_dir: str) -> tuple[str, str]:
+    """One run folder added (a worker's task): (status, or "" and why it was not)."""
     from triaudit.results.gbench import LoadError
+
+    store = Store(Path(root))
+    store.dir = Path(store_dir)
+    try:
+        return add_run(store, Path(folder), set()), ""
+    except (LoadError, OSError) as exc:
+        return "", f"{folder}: not added: {exc}"
+
+
+# Past this many run folders to add, a pool of processes reads them (a rebuild of many nights).
+PARALLEL_RUNS = 16
+
+
+def _add_all(store: Store, folders: list[Path], say) -> tuple[int, int, list[str]]:
+    """Adds run folders, by a pool of processes when there are many; (added, unchanged, problems)."""
     from triaudit.store.layout import part_name
 
     known = {part_name(rel, r.version) for rel, r in read_catalog(store).items()} if store.exists() else set()
-    added = unchanged = 0
-    problems: list[str] = []
-    for i, folder in enumerate(folders):
+    todo = []
+    unchanged = 0
+    for folder in folders:
         try:
-            status = add_run(store, folder, known)
-        except (LoadError, OSError) as exc:
-            problems.append(f"{folder}: not added: {exc}")
-            continue
-        added += status == "added"
-        unchanged += status == "unchanged"
-        if say and (i + 1) % 100 == 0:
-            say(f"  {i + 1} of {len(folders)} run folders")
+            name = part_name(store.rel(folder), os.stat(folder).st_mtime_ns)
+        except OSError:
+            name = ""
+        if name in known:
+            unchanged += 1
+        else:
+            todo.append(folder)
+    tasks = [(str(store.root), str(f), str(store.dir)) for f in todo]
+    workers = min(os.cpu_count() or 1, 8)
+    if len(tasks) >= PARALLEL_RUNS and workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import forkserver
+
+        from triaudit.core.io.interrupts import ignore_in_worker
+
+        # Workers fork from a clean server (not from this process and its engine's threads), ignore
+        # Ctrl-C from their start: only this process handles it (core/io/interrupts.py).
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["triaudit.core.io.worker_start", "triaudit.store.ingest"])
+        with interrupts.blocked():
+            forkserver.ensure_running()
+            pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=ignore_in_worker)
+        try:
+            results = list(pool.map(_add_one, *zip(*tasks), chunksize=4))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        results = [_add_one(*t) for t in tasks]
+    added = sum(status == "added" for status, _ in results)
+    unchanged += sum(status == "unchanged" for status, _ in results)
+    problems = [why for _, why in results if why]
+    if say and len(tasks) >= 100:
+        say(f"  {len(tasks)} run folder(s) read")
     return added, unchanged, problems
 
 

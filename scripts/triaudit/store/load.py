@@ -50,6 +50,11 @@ class Contexts:
         return {k: pool.setdefault(v, v) if type(v) is str else v for k, v in ctx.items()}
 
 
+class PartGone(Exception):
+    """A run's files were merged into another file (or removed) after the catalog was read: read it
+    again (store/source.py does, once)."""
+
+
 def sources_sql(store: Store, runs: list, dataset: str, columns: str, where: str = "TRUE") -> str | None:
     """SQL selecting `columns` from `dataset`'s rows of `runs` (store/source.py Run: from the store,
     each at its version; or read from JSON just now, registered as a table), None when none has any."""
@@ -63,6 +68,10 @@ def sources_sql(store: Store, runs: list, dataset: str, columns: str, where: str
             keys_version.append(r.stored.version)
     pieces = []
     existing = sorted(p for p in parts if _exists(p))
+    if len(existing) < len(parts):  # a run without rows here has no file; a merged one has no `runs` file
+        for r in runs:
+            if r.stored is not None and not _exists(str(r.stored.path(store, "runs"))):
+                raise PartGone(r.stored.rel)
     if existing:
         con.register("_chosen", pa.table({"run_dir": keys_dir, "version": pa.array(keys_version, pa.int64())}))
         pieces.append(

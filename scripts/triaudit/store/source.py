@@ -296,6 +296,26 @@ class _Collect:
                 self.stored.append((folder, r, names))
 
 
+def _again(method):
+    """A Source method that reads the store's files, tried again once after reading the catalog
+    anew when a night was merged under it (its files replaced by the merged one: compact.py)."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kw):
+        from duckdb import IOException
+
+        from triaudit.store.load import PartGone
+
+        try:
+            return method(self, *args, **kw)
+        except (PartGone, IOException):
+            self.refresh()
+            return method(self, *args, **kw)
+
+    return wrapper
+
+
 class Source:
     """The runs under a command's paths, from the store and (what it lacks) their JSON files."""
 
@@ -378,6 +398,7 @@ class Source:
 
     # -- loading ------------------------------------------------------------------------------
 
+    @_again
     def contexts(self, runs: list[Run]) -> dict[str, dict]:
         """Each file's context, by the path the command's paths spell, in scan order."""
         from triaudit.store.load import Contexts, query
@@ -404,6 +425,23 @@ class Source:
         self._who.update(who)
         return out
 
+    def refresh(self) -> None:
+        """Each stored run's files, as the catalog says them now (same version: a merged night)."""
+        import dataclasses
+
+        from triaudit.store.catalog import read_catalog
+
+        now = read_catalog(self.store)
+        for r in self.runs:
+            new = now.get(r.stored.rel) if r.stored is not None else None
+            if new is not None and new.version == r.stored.version:
+                r.stored = dataclasses.replace(new, row=r.stored.row)
+
+    def retrying(self, fn, *args, **kw):
+        """fn(*args) that reads the store, tried again once if a night was merged under it."""
+        return _again(lambda _self, *a, **k: fn(*a, **k))(self, *args, **kw)
+
+    @_again
     def complete(self, runs: list[Run] | None = None) -> None:
         """The columns the catalog leaves out (catalog.HEAVY), read for these runs (every run: None)."""
         runs = self.runs if runs is None else runs
@@ -411,6 +449,7 @@ class Source:
         for r in runs:
             r.__dict__.pop("_info", None)
 
+    @_again
     def health_counters(self, runs: list[Run], metrics: set[str]):
         """judge/gate_rows.py health_counters of `runs`' rows of `metrics`, summed by the engine."""
         import pandas as pd
@@ -456,6 +495,7 @@ class Source:
         self.complete(runs)
         return {f: self._who[f] for r in runs for f in r.files if f in self._who}
 
+    @_again
     def load(self, runs: list[Run] | None = None, metrics: set[str] | None = None):
         """The ResultSet of `runs` (every run: None): their files' contexts, their RunInfos, the notes
         on them, and the tidy table's rows (of `metrics` and every row that is not ok, when given)."""
@@ -571,6 +611,17 @@ def samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], list]]:
     """For each path (a run folder, or a file), what judge/compare.py assemble_samples needs: its
     files in scan order, the scan's notes, and each file's samples (results/samples.py FileSamples),
     from the store's `samples` where it holds the run (one query for all paths), else its JSON."""
+    from duckdb import IOException
+
+    from triaudit.store.load import PartGone
+
+    try:
+        return _samples_of(paths)
+    except (PartGone, IOException):  # a night merged meanwhile: once more, from the catalog as it is now
+        return _samples_of(paths)
+
+
+def _samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], list]]:
     from triaudit.results.samples import file_samples
 
     paths = [Path(p) for p in paths]
