@@ -39,7 +39,6 @@ from triaudit.judge.floors_toml import dumps
 from triaudit.judge.gate_checks import CHECKS, NODE_CHECKS, fmt
 from triaudit.judge.gate_facts import gpu_facts
 from triaudit.results.figures import gpu_measured, headline_figures
-from triaudit.results.table import plain
 
 MAD_SCALE = 1.4826
 K_SIGMA = 3.0
@@ -140,16 +139,33 @@ def _rel_noise(row) -> float | None:
     return MEDIAN_EFFICIENCY * sigma / math.sqrt(n)
 
 
-def _units_of(rows: pd.DataFrame, who: str, metric: str) -> Unit | None:
-    ok = rows[(rows["status"] == "ok") & (rows["metric"] == metric)]
-    if ok.empty:
+def _case_rows(rows: pd.DataFrame, case: str, metric: str, unit_of: dict[str, str]) -> dict[str, list[tuple]]:
+    """Each GPU's measured rows of one case and counter: (median, min, max, reps) in the table's order
+    (its files' order), found once for every GPU instead of a frame per GPU."""
+    if rows.empty:
+        return {}
+    hit = rows[((rows["case"] == case) & (rows["metric"] == metric) & (rows["status"] == "ok")).to_numpy()]
+    out: dict[str, list[tuple]] = {}
+    files = hit["file"].astype(str).to_numpy()
+    values = zip(*(hit[c].to_numpy() for c in ("median", "min", "max", "reps")))
+    for f, v in zip(files, values):
+        unit = unit_of.get(f)
+        if unit is not None:
+            out.setdefault(unit, []).append(v)
+    return out
+
+
+def _units_of(rows: list[tuple] | None, who: str) -> Unit | None:
+    """One GPU's figure of a check from its rows of the case (_case_rows): the median of its files'
+    medians, the noise of its repetitions, how many."""
+    if not rows:
         return None
-    noise = [x for x in (_rel_noise(r) for _, r in ok.iterrows()) if x is not None]
+    noise = [x for x in (_rel_noise(dict(zip(("median", "min", "max", "reps"), r))) for r in rows) if x is not None]
     return Unit(
         who,
-        float(ok["median"].median()),
+        float(pd.Series([r[0] for r in rows], dtype="float64").median()),
         statistics.mean(noise) if noise else None,
-        int(ok["reps"].median()),
+        int(pd.Series([r[3] for r in rows]).median()),
     )
 
 
@@ -241,8 +257,7 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
         keys={c.headline for c in CHECKS.values() if c.scope == "gpu"},
     )
     metrics = {c.metric for c in CHECKS.values()}
-    rows = plain(t[t["metric"].isin(metrics)]) if not t.empty else plain(t)
-    by_file = {str(f): g for f, g in rows.groupby("file", observed=True)}
+    rows = t[t["metric"].isin(metrics).to_numpy()] if not t.empty else t
     gpus: dict[str, dict] = {}
     for f, w in who.items():
         g = gpus.setdefault(w["gpu"], {"who": w, "files": []})
@@ -286,9 +301,6 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
         bits += [f"PCIe Gen{topo['pcie_generation']} x{topo['pcie_width']}" if topo["pcie_width"] else ""]
         bits += [f"{power} W" if power is not None else ""]
         sku = SkuFloors(" · ".join(b for b in bits if b), match, expect, left_out=left, gpus=len(kept))
-        kept_rows = (
-            pd.concat([by_file[f] for m in kept for f in m["files"] if f in by_file]) if kept else rows.iloc[0:0]
-        )
         for check, c in CHECKS.items():
             if c.scope != "gpu":
                 continue
@@ -296,12 +308,11 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
             case = _vote(picks[(picks["key"] == c.headline) & picks["unit"].isin(mine)])
             if case is None:
                 continue
+            by_gpu = _case_rows(rows, case, c.metric, unit_of)
             units = []
             for m in kept:
-                r = pd.concat([by_file[f] for f in m["files"] if f in by_file]) if m["files"] else kept_rows.iloc[0:0]
-                r = r[r["case"] == case] if not r.empty else r
                 w = m["who"]
-                u = _units_of(r, f"{w['host']} GPU {w['gpu_index']}", c.metric) if not r.empty else None
+                u = _units_of(by_gpu.get(w["gpu"]), f"{w['host']} GPU {w['gpu_index']}")
                 if u is not None:
                     units.append(u)
             if units:
