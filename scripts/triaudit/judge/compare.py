@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.core.errors import EXIT_FOUND as EXIT_REGRESSION
 from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.core.files import atomic_write
@@ -330,8 +331,9 @@ def _pct(v) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v + 0.0:+.1f}%"
 
 
-def _num(v) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+def _num(v, metric: str = "") -> str:
+    """A baseline or new median with its unit (core/numbers.py: 828 TFLOP/s, not 8.281e+14)."""
+    return N.with_unit(v, metric)
 
 
 def summary_markdown(comparison: Comparison, baseline: str, new: str) -> str:
@@ -380,7 +382,7 @@ def summary_markdown(comparison: Comparison, baseline: str, new: str) -> str:
         ]
         for r in sub.itertuples(index=False):
             lines.append(
-                f"| `{r.case}` | {r.metric} | {_num(r.baseline)} | {_num(r.new)} | {_pct(r.change_pct)} | "
+                f"| `{r.case}` | {r.metric} | {_num(r.baseline, r.metric)} | {_num(r.new, r.metric)} | {_pct(r.change_pct)} | "
                 f"{str(r.reason).replace('|', '/')} |"
             )
         lines.append("")

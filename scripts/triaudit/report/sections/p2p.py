@@ -113,7 +113,7 @@ def matrix_table(rows: pd.DataFrame, n: int) -> pd.DataFrame:
         for j in idx:
             v, flag = vals.loc[i, j], low.loc[i, j]
             star = "*" if not pd.isna(flag) and bool(flag) else ""
-            t.loc[f"GPU{i}", f"GPU{j}"] = "—" if i == j else ("" if pd.isna(v) else f"{v / 1e9:,.1f}{star}")
+            t.loc[f"GPU{i}", f"GPU{j}"] = "—" if i == j else (F.NOT_RUN if pd.isna(v) else f"{v / 1e9:,.1f}{star}")
         t.loc[f"GPU{i}", "total"] = f"{vals.loc[i].sum(skipna=True) / 1e9:,.1f}"
     for j in idx:
         t.loc["SUM", f"GPU{j}"] = f"{vals[j].sum(skipna=True) / 1e9:,.1f}"
@@ -281,7 +281,7 @@ def p2p_section(rs: ResultSet):
             for variant, rows in small[small["file"] == f].groupby("variant"):
                 n = _gpu_count(contexts.get(f, {}), rows.astype({"src": "int64", "dst": "int64"}))
                 t = pd.DataFrame(
-                    "", index=[f"GPU{i}" for i in range(n)], columns=[f"GPU{j}" for j in range(n)], dtype=object
+                    F.NOT_RUN, index=[f"GPU{i}" for i in range(n)], columns=[f"GPU{j}" for j in range(n)], dtype=object
                 )
                 for r in rows.itertuples():
                     t.loc[f"GPU{int(r.src)}", f"GPU{int(r.dst)}"] = f"{r.median * 1e6:.2f}"
