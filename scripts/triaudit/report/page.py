@@ -237,8 +237,13 @@ FIGURE_WORKERS = 2
 
 def _write_sections(rs, header, out, inputs, prices, tidy_csv, renderer) -> list[Path]:
     df = rs.table
-    # prices: sections/cost.py Prices; each figure goes to the renderer as its section makes it
-    secs = sections.all_sections(rs, prices=prices, on_figure=renderer.submit) if not df.empty else []
+    # prices: sections/cost.py Prices; each figure goes to the renderer as its section makes it. With
+    # nothing measured, other people's published figures of four cards stand in, labelled so.
+    secs = (
+        sections.all_sections(rs, prices=prices, on_figure=renderer.submit)
+        if not df.empty
+        else [sections.published.reference_section()]
+    )
     names = (
         ["report.md", "report.html"]
         + (["summary.md"] if any(s.key == "summary" and s.tables for s in secs) else [])
@@ -282,7 +287,7 @@ def _write_files(
     for s in secs:
         if not s.tables and not s.figures and not s.notes:
             continue
-        block = H.Block(s.key, s.title, folds=s.key != "summary")
+        block = H.Block(s.key, s.title, folds=s.folds)
         md += [f"## {s.title}", ""]
         if s.banner and f"**{s.banner}**" not in header:  # the page opens with it already
             md += [f"**{s.banner}**", ""]

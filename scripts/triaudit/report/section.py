@@ -23,6 +23,7 @@ class Section:
     banner: str = ""  # said first, in bold: what a reader must know before reading a figure (synthetic)
     aside: list = field(default_factory=list)  # said beside the first table (the summary's per-dollar answer)
     more: list = field(default_factory=list)  # (caption, DataFrame): detail tables, folded inside the section
+    folds: bool = True  # on the page: a <details>, closed; False: open, first (the summary)
 
 
 def card_colors(df: pd.DataFrame) -> dict[str, str]:
