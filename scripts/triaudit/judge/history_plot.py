@@ -123,11 +123,11 @@ def figure(table: pd.DataFrame, runs: list[str], card: str, min_effect: float, s
     shown = _panels(t, runs, max_panels)
     cols = 2
     rows = 1 + math.ceil(len(shown) / cols)
-    height = 1.3 + 2.45 * rows
+    height = 1.5 + 2.45 * rows
     fig = plt.figure(figsize=(10.0, height), dpi=DPI)
     # Fixed margins (in inches, so they hold for any number of rows): no layout pass over the text.
     fig.subplots_adjust(
-        left=0.9 / 10, right=1 - 0.2 / 10, top=1 - 0.75 / height, bottom=0.35 / height, hspace=0.62, wspace=0.12
+        left=0.9 / 10, right=1 - 0.2 / 10, top=1 - 0.95 / height, bottom=0.35 / height, hspace=0.62, wspace=0.12
     )
     spec = fig.add_gridspec(rows, cols)
     overview = fig.add_subplot(spec[0, :])
@@ -189,7 +189,7 @@ def figure(table: pd.DataFrame, runs: list[str], card: str, min_effect: float, s
             title = f"{group}\n{len(members)} case(s), none slower than the run before"
         frame(ax, title, REGRESSED if hit else "black")
     left = len({group_of(c) for c in cases}) - len(shown)
-    more = f"; {left} more group(s) only in the first panel and history.csv" if left else ""
+    more = f"\n{left} more group(s): only in the first panel and history.csv" if left else ""
     prefix = "SYNTHETIC, NOT MEASUREMENTS: " if synthetic else ""
     fig.suptitle(
         f"{prefix}{card}: {len(runs)} runs, {labels[0]} to {labels[-1]}\nchange from the first run's median "

@@ -19,7 +19,7 @@ PER_DOLLAR_HINT = (
     "`scripts/prices.template.toml` (triaudit ships no prices: they are yours)."
 )
 
-PER_DOLLAR_SHOWN = 3  # cards named per figure beside the table, the cheapest; the table holds all
+PER_DOLLAR_SHOWN = 4  # cards named per figure beside the table, the cheapest; the table holds all
 
 HEADLINE_CAPTION = (
     "Headline figures per card: median over repetitions ± half the min–max range, (% of the datasheet; "
@@ -50,6 +50,7 @@ def summary_section(
     """`cost`: the cost section's records (report --prices), for cost per unit; `prices_name`: the
     prices file's name, said with them."""
     sec = Section("summary", "Summary: the triangle at a glance")
+    sec.folds = False  # the first screen
     if synthetic_in(rs.table):
         sec.banner = SYNTHETIC_BANNER
     h = headlines(rs, cost, currency)
