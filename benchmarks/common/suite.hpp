@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "case_description.hpp"
 #include "clock_watch.hpp"
 #include "device_query.hpp"
 #include "error.hpp"

@@ -47,6 +47,9 @@ struct GemmOptions {
   std::string ceiling_shapes = "triaudit";  // or "mamf": mamf-finder's documented grid
 } g_opt;
 
+// The shape the sustained ceiling holds back to back (its description names it for the time model).
+const GemmShape kSustainedShape{8192, 8192, 8192, "ceiling", true};
+
 std::vector<GemmShape> sweep_shapes() {
   return g_opt.ceiling_shapes == "mamf" ? mamf_ceiling_shapes() : ceiling_shapes();
 }
@@ -327,7 +330,7 @@ void ceiling_sustained_case(benchmark::State& state, GemmPrecision p) {
     SustainedShape& k = kept.get(precision_info(p).name, [&] {
       SustainedShape made;
       made.ws = std::make_unique<DeviceBuffer<unsigned char>>(lt_workspace_bytes(device_cc()));
-      made.c = prepare_ceiling_shape(p, {8192, 8192, 8192, "ceiling", true}, *made.ws, stream);
+      made.c = prepare_ceiling_shape(p, kSustainedShape, *made.ws, stream);
       return made;
     });
     CeilingShape& c = k.c;
@@ -414,6 +417,18 @@ void ladder_case(benchmark::State& state, int level, GemmShape s) {
   });
 }
 
+// A GEMM's m, n, k as axes of its description: an LLM layer's name gives its layer and tokens only.
+std::vector<std::pair<std::string, std::string>> shape_axes(const GemmShape& s);
+std::vector<std::pair<std::string, std::string>> sustained_axes() {
+  auto axes = shape_axes(kSustainedShape);
+  axes.insert(axes.begin(), {"mode", "sustained"});
+  return axes;
+}
+
+std::vector<std::pair<std::string, std::string>> shape_axes(const GemmShape& s) {
+  return {{"m", std::to_string(s.m)}, {"n", std::to_string(s.n)}, {"k", std::to_string(s.k)}};
+}
+
 void register_gemm() {
   auto wanted = [](const char* f) {
     return std::find(g_opt.families.begin(), g_opt.families.end(), f) != g_opt.families.end();
@@ -423,7 +438,9 @@ void register_gemm() {
   auto registered = std::make_shared<std::set<std::string>>();
   auto add_lt = [registered](GemmPrecision p, const GemmShape& s) {
     const std::string name = gemm_case_name("cublaslt", p, s);
-    if (registered->insert(name).second) register_case(name, [=](benchmark::State& st) { cublaslt_case(st, p, s); });
+    if (!registered->insert(name).second) return;
+    register_case(name, [=](benchmark::State& st) { cublaslt_case(st, p, s); });
+    describe_case(name, {"", "", shape_axes(s)});
   };
   const bool power_of_two = g_opt.max_square > 0 && (g_opt.max_square & (g_opt.max_square - 1)) == 0;
   if (!power_of_two || g_opt.max_square < 256 || g_opt.max_square > 65536)
@@ -443,11 +460,18 @@ void register_gemm() {
   if (wanted("ceiling"))
     for (const PrecisionInfo& info : gemm_precisions()) {
       const GemmPrecision p = info.precision;
-      register_case(BenchName("gemm", "ceiling", info.name).str() + "/burst",
-                    [=](benchmark::State& st) { ceiling_burst_case(st, p); });
-      if (g_opt.sustained_s > 0)
-        register_case(BenchName("gemm", "ceiling", info.name).str() + "/sustained",
-                      [=](benchmark::State& st) { ceiling_sustained_case(st, p); });
+      const std::string base = BenchName("gemm", "ceiling", info.name).str();
+      register_case(base + "/burst", [=](benchmark::State& st) { ceiling_burst_case(st, p); });
+      // The shapes the burst sweep tries (the time model reads them) and the headline it stands for.
+      std::string shapes;
+      for (const GemmShape& s : sweep_shapes())
+        shapes +=
+            (shapes.empty() ? "" : ",") + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      describe_case(base + "/burst", {"", std::string(info.name) + "/burst", {{"mode", "burst"}, {"shapes", shapes}}});
+      if (g_opt.sustained_s > 0) {
+        register_case(base + "/sustained", [=](benchmark::State& st) { ceiling_sustained_case(st, p); });
+        describe_case(base + "/sustained", {"", std::string(info.name) + "/sustained", sustained_axes()});
+      }
     }
   if (wanted("ladder")) {
     int count = 0;
@@ -459,6 +483,7 @@ void register_gemm() {
         const std::string name = gemm_case_name(std::string("ladder_l") + std::to_string(l) + "_" + levels[l].name,
                                                 levels[l].bf16 ? GemmPrecision::BF16 : GemmPrecision::FP32, s);
         register_case(name, [=](benchmark::State& st) { ladder_case(st, l, s); });
+        describe_case(name, {"", "", shape_axes(s)});
       }
   }
 }

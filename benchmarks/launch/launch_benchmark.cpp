@@ -218,15 +218,18 @@ void register_launch() {
   };
   add(BenchName("launch", "empty", "enqueue").arg("kernels", 512).str(),
       [](benchmark::State& s) { enqueue_case(s, 512); });
+  describe_case(BenchName("launch", "empty", "enqueue").arg("kernels", 512).str(), {"time_s", "launch/enqueue", {}});
   add(BenchName("launch", "empty", "round_trip").arg("kernels", 1).str(),
       [](benchmark::State& s) { round_trip_case(s); });
   for (bool graph : {false, true})
     for (int n : {1, 10, 100, 1000})
       add(BenchName("launch", "chain", graph ? "graph" : "eager").arg("kernels", static_cast<std::uint64_t>(n)).str(),
           [=](benchmark::State& s) { chain_case(s, n, graph); });
-  for (bool graph : {false, true})
-    add(BenchName("launch", "chain_fit", graph ? "graph" : "eager").arg("kernels", "1-1024").str(),
-        [=](benchmark::State& s) { chain_fit_case(s, graph); });
+  for (bool graph : {false, true}) {
+    const std::string name = BenchName("launch", "chain_fit", graph ? "graph" : "eager").arg("kernels", "1-1024").str();
+    add(name, [=](benchmark::State& s) { chain_fit_case(s, graph); });
+    describe_case(name, {"per_kernel_s", graph ? "launch/graph" : "launch/eager", {}});
+  }
   for (int steps : {8, 64})
     for (std::uint64_t bytes : {64ULL << 10, 256ULL << 20})
       for (bool fused : {false, true})

@@ -206,6 +206,14 @@ void overlap_case(benchmark::State& state, const std::string& memory, std::uint6
   });
 }
 
+// The headline a copy stands for (the Python corners' keys), "" for none.
+std::string copy_headline(const CopyKind& kind) {
+  if (kind.memory == "pinned" && (kind.direction == "h2d" || kind.direction == "d2h")) return kind.direction;
+  if (kind.memory == "pageable" && kind.direction == "h2d") return "h2d/pageable";
+  if (kind.direction == "d2d" && kind.memory == "copy_engine") return "d2d";
+  return "";
+}
+
 void register_memcpy() {
   if (g_opt.min_bytes > g_opt.max_bytes) throw std::invalid_argument("--min-bytes is above --max-bytes");
   if (g_opt.min_bytes < 16) throw std::invalid_argument("--min-bytes must be at least 16");
@@ -219,6 +227,7 @@ void register_memcpy() {
       if (!copy_applies_to_size(kind, bytes)) continue;
       const std::string name = BenchName("memcpy", kind.direction, kind.memory).arg("bytes", bytes).str();
       register_case(name, [=](benchmark::State& s) { copy_case(s, name, kind, bytes); });
+      describe_case(name, {"bytes_per_second", copy_headline(kind), {}});
     }
   }
   if (wanted("overlap"))

@@ -329,7 +329,7 @@ def test_a_hang_on_one_gpu_is_stopped_at_its_time_model_limit(tmp_path, monkeypa
     time model's limit, so a hung GEMM does not hold the chain until the scheduler kills the job."""
     asked = []
 
-    def limit(step, cases, args, gpu_name, gpus):
+    def limit(step, cases, args, gpu_name, gpus, descriptions=None):
         asked.append((step, gpu_name, gpus))
         return 2.0, "synthetic: the time model's estimate x 3 + 30 s"
 

@@ -26,7 +26,8 @@ def test_the_executables_write_schema_2_with_every_entry_described(no_gpu_json):
         name = e["run_name"].removesuffix("/manual_time")
         corner, op, variant, *args = name.split("/")
         assert info["axes"] == {"op": op, "variant": variant, **dict(a.split(":", 1) for a in args)}
-        assert info["scope"] == "gpu" and "judged" not in info  # skipped: no counter to judge
+        assert info["scope"] == "gpu" and info["judged"] == "bytes_per_second"  # as the catalogue declares it
+        assert info.get("headline", "") == ("triad" if name.startswith("stream/triad/fp32/cache:cold/") else "")
     t = load_results([no_gpu_json]).table
     assert set(t["status"]) == {"skipped"} and set(t["provenance"]) == {"measured"}
     assert {"op", "variant", "cache", "bytes"} <= set(t.columns)
@@ -97,3 +98,38 @@ def test_the_same_file_without_descriptions_reads_as_schema_1(tmp_path):
     # Without the tag, the name outside the grammar is no triad: the headline is the plain one.
     figs = headline_figures(t, keys={"triad"})
     assert figs["case"].tolist() == ["stream/triad/fp32/cache:cold/bytes:1073741824"]
+
+
+def _described(exe):
+    out = subprocess.run([str(exe), "--describe-cases"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_executables_headline_tags_are_the_corners_headlines(stream_exe):
+    """Each executable tags the cases a headline's first source names (the Python corners' keys),
+    and only those: the tag and the selector's globs say the same. A per-link headline (p2p: a pair
+    stands for both the slowest and the fastest of its link type) has no tag."""
+    from triaudit import corners as registry
+    from triaudit.results.figures import source_index
+
+    build = stream_exe.parents[2]
+    declared = {h.key: h for _, h in registry.headlines()}
+    seen_tags = set()
+    for corner in registry.RUN_CORNERS:
+        exe = build / "benchmarks" / corner.name / corner.executable
+        cases = _described(exe)
+        assert cases, corner.name
+        for c in cases:
+            name, tag = c["name"], c["triaudit"].get("headline", "")
+            for h in corner.headlines:
+                if h.per_link:
+                    continue
+                first = source_index(__import__("pandas").Series([name]), h.sources[:1])[0] == 0
+                assert first == (tag == h.key), (name, tag, h.key)
+            if tag:
+                seen_tags.add(tag)
+                # a tag no headline declares (a precision the summary does not quote) is a precision's mode
+                assert tag in declared or re.fullmatch(r"[a-z0-9]+/(burst|sustained)", tag), (name, tag)
+    # every headline with a first source in the default catalogues is tagged somewhere
+    assert {"triad", "triad/sustained", "bf16/burst", "h2d", "d2d", "launch/eager", "allreduce"} <= seen_tags

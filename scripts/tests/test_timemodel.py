@@ -98,7 +98,13 @@ def test_quick_fits_ninety_seconds_on_eight_h200s(build_dir):
     assert "--pairs=representative" not in profiles.PROFILES["full"]["triaudit_p2p"]
 
 
-def test_the_gemm_selection_and_checks_are_counted():
+@pytest.fixture(scope="module")
+def gemm_described(build_dir):
+    """Every GEMM case's axes as triaudit_gemm describes them (--describe-cases): the shapes."""
+    return T.describe_cases(build_dir / "benchmarks" / "gemm" / "triaudit_gemm")
+
+
+def test_the_gemm_selection_and_checks_are_counted(gemm_described):
     """The model counts what the executable does before and after timing: the selection (warm-up,
     then >= 20 ms per candidate), the ceiling's second selection of its best shape, and the checked
     launches (one GEMM and the FP64 reference of one element per 64 x 64 block)."""
@@ -106,9 +112,12 @@ def test_the_gemm_selection_and_checks_are_counted():
     s = T.Settings(0.05, 0.2, 10, 1)
     lt = gemm.gemm_case("gemm/cublaslt/bf16/layout:tn/m:8192/n:8192/k:8192", card, s)
     assert lt > s.warmup + gemm.AUTOTUNE_CANDIDATES * gemm.AUTOTUNE_MIN_S + s.warmup + s.min_time
-    burst = gemm.gemm_case("gemm/ceiling/bf16/burst", card, s)
+    axes = gemm_described["gemm/ceiling/bf16/burst"]
+    burst = gemm.gemm_case("gemm/ceiling/bf16/burst", card, s, 1, axes)
     # every shape of the sweep selected once, the best one a second time
-    assert burst > (len(gemm.CEILING_SHAPES) + 1) * gemm.AUTOTUNE_CANDIDATES * gemm.AUTOTUNE_MIN_S + s.warmup
+    shapes = gemm.sweep_shapes("gemm/ceiling/bf16/burst", axes)
+    assert len(shapes) == 12 and (16384, 8192, 8192) in shapes
+    assert burst > (len(shapes) + 1) * gemm.AUTOTUNE_CANDIDATES * gemm.AUTOTUNE_MIN_S + s.warmup
     assert (
         gemm.gemms_per_region(25e-6) == 20 and gemm.gemms_per_region(1.4e-3) == 1 and gemm.gemms_per_region(1e-6) == 31
     )
@@ -127,3 +136,18 @@ def test_the_sustained_triads_repetitions_follow_each_other():
     assert 0 < outside_window < 0.005
     first_call_extra = stream.stream_case(name, card, one) - per_call
     assert first_call_extra < 0.005
+
+
+def test_the_shapes_come_from_the_catalogue_not_a_copy(gemm_described):
+    """An LLM layer's name gives its layer and tokens only: its m, n, k come from the executable's
+    description, and the model holds no copy of the catalogue's shapes."""
+    assert not hasattr(gemm, "LLM_LAYERS") and not hasattr(gemm, "CEILING_SHAPES")
+    name = "gemm/cublaslt/bf16/llm:llama2-70b-mlp_up/tokens:4096"
+    axes = gemm_described[name]
+    assert (axes["m"], axes["n"], axes["k"]) == ("28672", "4096", "8192")
+    card, s = T.card_by_key("h200"), T.Settings(0.05, 0.2, 10, 1)
+    assert gemm.gemm_shape(name, axes) == (28672, 4096, 8192)
+    bigger = gemm.gemm_case(name, card, s, 1, {**axes, "m": str(4 * 28672)})
+    assert bigger > gemm.gemm_case(name, card, s, 1, axes)  # the estimate follows the described shape
+    with pytest.raises(T.ModelError, match="no m, n, k"):
+        T.estimate_cases("triaudit_gemm", [name], card, s)  # no description: said, never guessed

@@ -41,6 +41,13 @@ TEST(CaseDescription, TheFieldIsTheRunsFirstMemberAtItsIndentation) {
   EXPECT_EQ(with_case_field("no object", "{}"), "no object");
 }
 
+TEST(CaseDescription, ANameOutsideTheGrammarIsDescribedByItsPartsNeverAnAbort) {
+  // A case named outside <corner>/<op>/<variant>/... (a test's, a user's): described as far as its
+  // name goes; the result file is never lost to an exception in the reporter.
+  EXPECT_EQ(case_json("lost_context/trap/manual_time", {}), "{\"axes\": {\"op\": \"trap\"}, \"scope\": \"gpu\"}");
+  EXPECT_EQ(case_json("single", {{"time_s", 1.0}}), "{\"axes\": {}, \"judged\": \"time_s\", \"scope\": \"gpu\"}");
+}
+
 TEST(CaseDescription, NamesAreEscapedAsJson) {
   note_case("synthetic/q\"uote/v");
   EXPECT_NE(describe_all_cases().find("\"synthetic/q\\\"uote/v\""), std::string::npos);

@@ -102,7 +102,13 @@ void register_collective_cases() {
           for (std::uint64_t bytes : scaling_sizes())
             all.push_back({case_name("scaling", t, algo, g, bytes), "out_of_place", algo, &t, bytes, g});
     }
-  for (const CaseSpec& cs : all) register_case(cs.name, [cs](benchmark::State& s) { collective_case(s, cs); });
+  for (const CaseSpec& cs : all) {
+    register_case(cs.name, [cs](benchmark::State& s) { collective_case(s, cs); });
+    // The busbw headline (the Python corners' key, the collective's name): FP32 out of place, NCCL's choice.
+    const bool headline =
+        cs.gpus == 0 && cs.mode == "out_of_place" && std::string(cs.type->name) == "fp32" && cs.algo == "auto";
+    describe_case(cs.name, {"busbw", headline ? c.name : "", {}});
+  }
 }
 
 bool has_flag(int argc, char** argv, const char* flag) {

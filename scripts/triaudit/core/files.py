@@ -62,13 +62,8 @@ def holds_a_results_tree(folder: Path, depth: int = 3) -> Path | None:
     return None
 
 
-def not_a_regular_file(path: Path) -> str:
-    """ "" when `path` is a regular file (or a folder) that can be read as one; otherwise what it is,
-    in words: a FIFO, a socket, a device."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return ""  # the caller's own check says "no such file" in its words
+def kind_of(mode: int) -> str:
+    """ "" for a regular file or a folder's st_mode; otherwise what it is, in words."""
     for test, what in (
         (stat.S_ISFIFO, "a FIFO (named pipe)"),
         (stat.S_ISSOCK, "a socket"),
@@ -78,3 +73,13 @@ def not_a_regular_file(path: Path) -> str:
         if test(mode):
             return what
     return ""
+
+
+def not_a_regular_file(path: Path) -> str:
+    """ "" when `path` is a regular file (or a folder) that can be read as one; otherwise what it is,
+    in words: a FIFO, a socket, a device."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""  # the caller's own check says "no such file" in its words
+    return kind_of(mode)

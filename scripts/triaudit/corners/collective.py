@@ -26,7 +26,7 @@ def collectives_per_region(size: int) -> int:
 
 
 def time_model(bus_factor: Callable[[int], float]) -> Callable[..., float]:
-    def case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+    def case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
         a = t.name_args(name)
         size = int(a["bytes"])
         ranks = int(a.get("gpus", a.get("ranks", gpus)))
@@ -49,7 +49,7 @@ def startup_s(names: list[str], args: list[str]) -> float:
 
 
 def profiles_of(name: str) -> dict[str, tuple[str, ...]]:
-    """The profiles' arguments of a collective beside allreduce (allreduce.py has its own, the one a
+    """The profiles' arguments of a collective (the gradient-synchronising one has its own, the one a
     training step waits on): NCCL's own choice in FP32 out of place, no choice probe; nightly at one
     size (64 MiB), the full profile at 8 B (latency) and 2 GiB (bandwidth) with the GPU-count sweep
     at 64 MiB (a rooted collective's root:<r> before the count); every case in the exhaustive one."""

@@ -31,18 +31,6 @@ def gemms_per_region(seconds_per_gemm: float) -> int:
     return int(min(31, max(1, math.ceil(MIN_REGION_S / seconds_per_gemm))))
 
 
-# The LLM layers of triaudit_gemm (gemm_catalogue.cpp llm_shapes): (in_features, out_features).
-LLM_LAYERS = {
-    "llama2-7b-qkv": (4096, 12288),
-    "llama2-7b-attn_out": (4096, 4096),
-    "llama2-7b-mlp_up": (4096, 11008),
-    "llama2-7b-mlp_down": (11008, 4096),
-    "llama2-70b-qkv": (8192, 10240),
-    "llama2-70b-attn_out": (8192, 8192),
-    "llama2-70b-mlp_up": (8192, 28672),
-    "llama2-70b-mlp_down": (28672, 8192),
-}
-CEILING_SHAPES = [(m, n, k) for m in (4096, 8192, 16384) for n in (4096, 8192) for k in (4096, 8192)]
 PRECISION_RATE = {**specs.PRECISION_RATES, "": ()}
 PRECISION_BYTES = {
     "fp64": (8, 8),
@@ -67,15 +55,30 @@ def gemm_rate(card: specs.CardSpec, precision: str) -> float | None:
     return None
 
 
-def gemm_shape(name: str) -> tuple[int, int, int]:
-    a = t.name_args(name)
-    if "llm" in a:
-        fin, fout = LLM_LAYERS.get(a["llm"], (8192, 8192))
-        return fout, int(a["tokens"]), fin
-    return int(a.get("m", 0)), int(a.get("n", 0)), int(a.get("k", 0))
+class ShapeUnknown(ValueError):
+    """A GEMM case whose shape neither its name nor its description (schema 2) gives."""
 
 
-def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def gemm_shape(name: str, axes: dict | None = None) -> tuple[int, int, int]:
+    """m, n, k of a case: from its description (`--describe-cases`: an LLM layer's name gives only its
+    layer and tokens), else from its name's m:/n:/k:."""
+    a = {**t.name_args(name), **(axes or {})}
+    try:
+        return int(a["m"]), int(a["n"]), int(a["k"])
+    except (KeyError, ValueError):
+        raise ShapeUnknown(f"{name}: no m, n, k in its name or its description (rebuild triaudit_gemm)") from None
+
+
+def sweep_shapes(name: str, axes: dict | None) -> list[tuple[int, int, int]]:
+    """The shapes a ceiling's burst sweep tries, from its description's `shapes` axis (m x n x k, ...)."""
+    shapes = (axes or {}).get("shapes", "")
+    try:
+        return [tuple(int(d) for d in s.split("x")) for s in shapes.split(",") if s]  # type: ignore[misc]
+    except ValueError:
+        raise ShapeUnknown(f"{name}: its description's shapes {shapes!r} are not m x n x k") from None
+
+
+def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     kind, precision = parts[1], parts[2]
     rate = gemm_rate(card, precision)
@@ -107,19 +110,23 @@ def gemm_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> 
     if kind == "ceiling":
         mode = parts[3]
         if mode == "sustained":  # prepared and tuned on the first call only, checked after every window
-            st, ops = setup(8192, 8192, 8192)
-            c = check(8192, 8192, 8192)
+            m, n, k = gemm_shape(name, axes)
+            st, ops = setup(m, n, k)
+            c = check(m, n, k)
             return st + c + s.repetitions * (t.CALL_OVERHEAD_S + s.warmup + s.sustained + c)
+        shapes = sweep_shapes(name, axes)
+        if not shapes:
+            raise ShapeUnknown(f"{name}: its description names no shapes of its sweep (rebuild triaudit_gemm)")
         first = 0.0
-        for i, (m, n, k) in enumerate(CEILING_SHAPES):
+        for i, (m, n, k) in enumerate(shapes):
             st, ops = setup(m, n, k, warm=i > 0)
             first += st + check(m, n, k) + max(s.min_time, ops * one(m, n, k))
         first += s.warmup
-        m, n, k = max(CEILING_SHAPES, key=lambda x: x[0] * x[1] * x[2])
+        m, n, k = max(shapes, key=lambda x: x[0] * x[1] * x[2])
         st, ops = setup(m, n, k, warm=True)  # the best shape is prepared (and tuned) again, and kept
         first += st + check(m, n, k)
         return first + s.repetitions * (t.loop(s, ops * one(m, n, k)) + check(m, n, k))
-    m, n, k = gemm_shape(name)
+    m, n, k = gemm_shape(name, axes)
     if one(m, n, k) > s.max_op:  # the executable skips it before launching (estimate from its probe)
         return PROBE_S + t.CALL_OVERHEAD_S * s.repetitions
     st, ops = setup(m, n, k)

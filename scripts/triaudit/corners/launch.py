@@ -10,7 +10,7 @@ from triaudit.corners import timing as t
 from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner, Headline, Step
 
 
-def launch_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def launch_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     a = t.name_args(name)
     if parts[1] == "chain_fit":
@@ -35,7 +35,7 @@ def _per_kernel(variant: str, label: str) -> Headline:
         f"kernel launch, {label} (µs per kernel, chain fit)",
         "per_kernel_s",
         1e-6,
-        (f"launch/chain_fit/{variant}", f"launch/chain/{variant}/kernels:*"),
+        (f"launch/chain_fit/{variant}*", f"launch/chain/{variant}/kernels:*"),
         largest="kernels",
         best="min",
         roles=(f"launch_{variant}",),

@@ -9,7 +9,7 @@ from triaudit.corners import timing as t
 from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner, Headline, PeerTool, Step
 
 
-def memcpy_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def memcpy_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     direction, memory, a = parts[1], parts[2], t.name_args(name)
     size = int(a["bytes"])

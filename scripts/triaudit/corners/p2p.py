@@ -19,7 +19,7 @@ def representative_pairs(card: specs.CardSpec, gpus: int) -> list[tuple[int, int
     return pairs[: 1 if card.nvlink_gbps else 3]
 
 
-def p2p_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def p2p_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     a = t.name_args(name)
     src, dst = int(a["src"]), int(a["dst"])

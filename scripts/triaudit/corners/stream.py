@@ -9,7 +9,7 @@ from triaudit.corners import timing as t
 from triaudit.corners.base import FULL_WARMUP, QUICK_WARMUP, REPS, Check, Corner, EnergyFigure, Headline, PeerTool, Step
 
 
-def stream_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1) -> float:
+def stream_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, axes: dict | None = None) -> float:
     parts = name.split("/")
     op, a = parts[1], t.name_args(name)
     size = int(a["bytes"])

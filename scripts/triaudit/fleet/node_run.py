@@ -40,8 +40,9 @@ from triaudit.core.builddir import git_commit
 from triaudit.core.errors import TriauditError
 from triaudit.core.names import slug
 from triaudit.corners import node_level_executables
+from triaudit.results.case_info import gpu_measured
 from triaudit.results.status import StatusFile
-from triaudit.runner import child, profiles
+from triaudit.runner import child, profiles, timemodel
 from triaudit.runner import suite as runner
 from triaudit.runner.suite import EXIT_FAILED, EXIT_NO_DEVICE, EXIT_OK, EXIT_USAGE, Outcome
 
@@ -198,7 +199,8 @@ class _Chains:
         """One executable into <name>.<tag>.json/.log; None when not started (stopped, budget spent).
         Its limit is the time model's estimate x 3 + 30 s (runner.step_limit), as on one GPU, so one
         hang cannot hold a node's chain until the scheduler kills the job; --timeout-s lowers it."""
-        limit, _basis = runner.step_limit(name, runner.step_cases(exe, args), args, gpu_name, gpus)
+        cases, described = runner.step_cases(exe, args), timemodel.describe_cases(exe)
+        limit, _basis = runner.step_limit(name, cases, args, gpu_name, gpus, described)
         if self.timeout_s is not None:
             limit = min(limit, self.timeout_s)
         if self.deadline is not None:
@@ -310,7 +312,7 @@ def _check_uuid(staging: Path, entry: dict, gpu_uuids: list[str]) -> str:
         ctx = json.loads((staging / entry["json"]).read_text()).get("context", {})
     except (OSError, ValueError) as exc:
         return f"unreadable: {exc}"
-    if ctx.get("gpu_available") != "true":
+    if not gpu_measured(ctx):
         return "no device in context"
     got = str(ctx.get("gpu_uuid", ""))
     if not got or got.startswith("unknown"):

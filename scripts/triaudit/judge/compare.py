@@ -30,7 +30,7 @@ from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.core.files import atomic_write
 from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import history_plot, stats
-from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, provenance
+from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, gpu_measured, provenance
 from triaudit.results.counters import judged_counter
 from triaudit.results.gbench import load_result
 from triaudit.results.plausible import case_problem
@@ -137,7 +137,7 @@ def load_samples(path: Path) -> RunSamples:
         gpu = gpu_identity(rf.context, run, f.name)
         if gpu and not str(rf.context.get("executable", "")).startswith("peer:"):
             gpus.add(gpu)
-        if str(rf.context.get("gpu_available", "")).lower() == "true":
+        if gpu_measured(rf.context):
             context = context or rf.context
         by_case: dict[str, list] = {}
         for r in rf.runs:

@@ -28,6 +28,14 @@ def synthetic_in(table) -> bool:
     return table is not None and not table.empty and "provenance" in table and (table["provenance"] == SYNTHETIC).any()
 
 
+def gpu_measured(context: dict) -> bool:
+    """The one rule for "was a GPU measured" in a result file: its context says gpu_available true
+    (every triaudit executable and import writes it; a plain Google Benchmark file has none, and a
+    file of an executable that found no device says false). Standard library only: the whole-node
+    run reads it on bare GPU nodes."""
+    return str(context.get("gpu_available", "")).strip().lower() == "true"
+
+
 def provenance(context: dict) -> str:
     """measured / synthetic / imported (a peer tool's output brought in by `triaudit import`): the
     context's PROVENANCE_KEY where it has one; before it, a file whose context says "synthetic"

@@ -24,6 +24,7 @@ import pandas as pd
 from triaudit import corners as registry
 from triaudit.core.specs import PRECISION_RATES, match_card
 from triaudit.corners.base import Corner, Headline
+from triaudit.results.case_info import gpu_measured  # noqa: F401 (the one rule, re-exported for the readers)
 from triaudit.results.table import plain
 
 COLUMNS = [
@@ -53,12 +54,6 @@ COLUMNS = [
     "provenance",
     "roles",
 ]
-
-
-def gpu_measured(context: dict) -> bool:
-    """The one rule for "was a GPU measured" in a result file: its context says gpu_available true
-    (every triaudit executable and import writes it; a plain Google Benchmark file has none)."""
-    return str(context.get("gpu_available", "")).strip().lower() == "true"
 
 
 def datasheet_fraction(value: float, card: str, what: str) -> float | None:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from triaudit.core.specs import canonical_gpu_name
-from triaudit.results.case_info import axes_of, provenance
+from triaudit.results.case_info import axes_of, gpu_measured, provenance
 from triaudit.results.categorical import recode
 from triaudit.results.columns import METRIC_COLS, TEXT_COLS
 from triaudit.results.plausible import implausible_cases
@@ -68,7 +68,7 @@ class ResultSet:
 
 
 def card_of(context: dict) -> str:
-    if str(context.get("gpu_available", "")).lower() == "false":
+    if not gpu_measured(context) and str(context.get("gpu_available", "")).strip().lower() == "false":
         return "no GPU"
     return canonical_gpu_name(str(context.get("gpu_name") or "")) or "unknown card"
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from triaudit.core.builddir import find_build_dir, git_commit
 from triaudit.core.names import slug
+from triaudit.results.case_info import gpu_measured
 from triaudit.runner.child import last_words, run_executable, salvage
 from triaudit.runner.profiles import (
     PROFILES,
@@ -34,6 +35,7 @@ from triaudit.runner.profiles import (
 )
 from triaudit.runner.progress import PlainProgress, classify
 from triaudit.runner.progress import choose as choose_progress
+from triaudit.runner.timemodel import describe_cases
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_DEVICE = 0, 1, 2, 77
 MIN_START_S = 20.0  # with --budget-s: an executable is not started with less than this left
@@ -55,7 +57,7 @@ def staged_gpu_names(staging: Path) -> list[str]:
             ctx = json.loads(f.read_text()).get("context", {})
         except (OSError, ValueError):
             continue
-        if ctx.get("gpu_available") == "true" and ctx.get("gpu_name") and ctx["gpu_name"] not in names:
+        if gpu_measured(ctx) and ctx.get("gpu_name") and ctx["gpu_name"] not in names:
             names.append(ctx["gpu_name"])
     return names
 
@@ -91,7 +93,14 @@ def local_gpus(nvidia_smi: str = "nvidia-smi") -> tuple[str, int]:
     return (names[0] if names else ""), len(names)
 
 
-def step_limit(step: str, cases: list[str], args: list[str], gpu_name: str, gpus: int) -> tuple[float, str]:
+# Where the model cannot estimate a step (an executable too old to describe its cases' shapes):
+# no limit of its own beyond this, and the run says so.
+UNMODELLED_LIMIT_S = 24 * 3600.0
+
+
+def step_limit(
+    step: str, cases: list[str], args: list[str], gpu_name: str, gpus: int, descriptions: dict | None = None
+) -> tuple[float, str]:
     """The limit of one step and how it was found."""
     from triaudit.core import specs
     from triaudit.runner import timemodel
@@ -101,9 +110,12 @@ def step_limit(step: str, cases: list[str], args: list[str], gpu_name: str, gpus
     if card is None:  # the slowest known card: a generous bound for a card the model cannot rate
         card = min(specs.CARDS, key=lambda c: c.mem_bw)
         basis = f"{card.key}'s rates (no datasheet for {gpu_name or 'this GPU'})"
-    est = timemodel.estimate_cases(
-        STEP_EXECUTABLE[step], cases, card, timemodel.settings_from_args(args), max(1, gpus), args
-    )
+    try:
+        est = timemodel.estimate_cases(
+            STEP_EXECUTABLE[step], cases, card, timemodel.settings_from_args(args), max(1, gpus), args, descriptions
+        )
+    except timemodel.ModelError as e:
+        return UNMODELLED_LIMIT_S, f"no estimate ({e}): {UNMODELLED_LIMIT_S / 3600:g} h"
     return LIMIT_FACTOR * est.seconds + LIMIT_SLACK_S, f"{est.seconds:.0f} s estimated on {basis} x 3 + 30 s"
 
 
@@ -305,7 +317,7 @@ def run_suite(
         for i, (step, exe) in enumerate(steps.items(), 1):
             args = profile_args(profile, step) + [f"--bind-numa={bind_numa}"] + list(extra_args or [])
             cases = step_cases(exe, args)
-            limit, basis = step_limit(step, cases, args, gpu_name, gpu_count)
+            limit, basis = step_limit(step, cases, args, gpu_name, gpu_count, describe_cases(exe))
             if timeout_s is not None and timeout_s < limit:
                 limit, basis = timeout_s, "--timeout-s"
             if budget_s is not None:

@@ -19,7 +19,7 @@ from triaudit.corners import corner_of_case, corner_of_executable
 from triaudit.corners.timing import EXE_STARTUP_S, Settings, settings_from_args, unmodelled
 from triaudit.runner import profiles
 
-__all__ = ["Settings", "settings_from_args", "estimate_profile", "estimate_cases", "format_estimate"]
+__all__ = ["Settings", "settings_from_args", "estimate_profile", "estimate_cases", "describe_cases", "format_estimate"]
 
 
 @dataclass
@@ -51,18 +51,39 @@ def estimate_cases(
     s: Settings,
     gpus: int = 1,
     args: list[str] | None = None,
+    descriptions: dict[str, dict] | None = None,
 ) -> ExeEstimate:
+    """The estimate of one executable's cases; `descriptions`: each case's axes as the executable
+    describes them (describe_cases: a GEMM's shapes come from there, never from a copy here). A case
+    whose shape is not known is a ModelError."""
     startup = EXE_STARTUP_S
     owner = corner_of_executable(executable)
     if owner is not None and owner.startup_s is not None:
         startup += owner.startup_s(names, list(args or ()))
     out = ExeEstimate(executable, startup)
     for name in names:
-        corner = corner_of_case(name)
+        case = name.removesuffix("/manual_time")
+        corner = corner_of_case(case)
         model = corner.time_model if corner else None
-        sec = model(name, card, s, gpus) if model is not None else unmodelled(s)
-        out.cases.append(CaseEstimate(name.removesuffix("/manual_time"), sec))
+        try:
+            sec = model(case, card, s, gpus, (descriptions or {}).get(case)) if model is not None else unmodelled(s)
+        except ValueError as e:  # a shape neither the name nor the description gives
+            raise ModelError(str(e)) from None
+        out.cases.append(CaseEstimate(case, sec))
     return out
+
+
+def describe_cases(exe: Path) -> dict[str, dict]:
+    """case -> its axes, from the executable's own description of its catalogue (`--describe-cases`,
+    no GPU needed); {} from an executable too old to describe itself."""
+    import json
+
+    try:
+        p = subprocess.run([str(exe), "--describe-cases"], capture_output=True, text=True, timeout=60)
+        cases = json.loads(p.stdout) if p.returncode == 0 else []
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+    return {str(c["name"]): dict(c["triaudit"].get("axes") or {}) for c in cases if isinstance(c, dict)}
 
 
 def list_cases(exe: Path, args: list[str]) -> list[str]:
@@ -120,7 +141,13 @@ def estimate_profile(
     for step, exe in exes.items():
         args = profiles.profile_args(profile, step) + list(extra_args or [])
         e = estimate_cases(
-            profiles.STEP_EXECUTABLE[step], list_cases(exe, args), card, settings_from_args(args), gpus, args
+            profiles.STEP_EXECUTABLE[step],
+            list_cases(exe, args),
+            card,
+            settings_from_args(args),
+            gpus,
+            args,
+            describe_cases(exe),
         )
         e.executable = step
         out.append(e)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from triaudit.core.errors import TriauditError
+from triaudit.results.case_info import gpu_measured
 from triaudit.results.gbench import case_name, read_json
 
 
@@ -67,7 +68,7 @@ def merge(segments: list[tuple[int, Path]]) -> Merged:
         if not isinstance(data, dict):
             raise MergeError(f"{path}: not a result file")
         ctx = data.get("context", {})
-        if context is None or (context.get("gpu_available") != "true" and ctx.get("gpu_available") == "true"):
+        if context is None or (not gpu_measured(context) and gpu_measured(ctx)):
             context = dict(ctx)
         for i, (window, e) in enumerate(segment_entries(data, first, path)):
             case = case_name(str(e.get("run_name", e.get("name", ""))))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from triaudit.core.files import atomic_write
 from triaudit.core.names import slug
+from triaudit.results.case_info import gpu_measured
 from triaudit.runner import suite as runner
 from triaudit.soak.analysis import Analysis, GpuSoak
 from triaudit.soak.checkpoint import Checkpoint, segment_paths
@@ -72,13 +73,7 @@ def soak_context(g: GpuSoak, ck: Checkpoint) -> dict:
 
 def card_of(analysis: Analysis) -> str:
     """The GPU model as CUDA names it; "" when no process reached a GPU; mixed models say so."""
-    names = sorted(
-        {
-            str(g.merged.context.get("gpu_name"))
-            for g in analysis.gpus
-            if g.merged.context.get("gpu_available") == "true"
-        }
-    )
+    names = sorted({str(g.merged.context.get("gpu_name")) for g in analysis.gpus if gpu_measured(g.merged.context)})
     return names[0] if len(names) == 1 else ("mixed " + " ".join(names) if names else "")
 
 

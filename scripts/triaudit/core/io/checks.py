@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import errno
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from triaudit.core.errors import TriauditError
+from triaudit.core.files import kind_of
 from triaudit.core.io.rows import ANY, APPEND, FILE, FOLDER, INPUT, OUTPUT_FILE, OUTPUT_FOLDER, RESULTS, Row
 
 MISSING = "cannot be read: no such file or directory"
@@ -46,15 +46,7 @@ def what_it_is(path: Path) -> str:
         if e.errno == errno.ENOENT:
             return MISSING
         return f"not readable: {e.strerror or e}"
-    for test, what in (
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-    ):
-        if test(mode):
-            return what
-    return ""
+    return kind_of(mode)
 
 
 def values(args, dest: str) -> list[Path]:
