@@ -107,12 +107,12 @@ def test_synthetic_matrix_table_with_sum_line_and_low_pair_marked(p2p_df):
     t = tables[cap]
     assert t.loc["GPU0", "GPU1"] == "80.0" and t.loc["GPU1", "GPU1"] == "—"
     assert t.loc["GPU2", "GPU3"] == "50.0*"  # 50 < 0.8 x 80, the NV4 median
-    assert t.loc["GPU2", "total"] == "210.0"  # 80 + 80 + 50
-    assert t.loc["SUM", "GPU3"] == "210.0"
-    assert t.loc["SUM", "total"] == "930.0"  # 11 pairs x 80 + 50: nvbandwidth's SUM
+    assert t.loc["GPU2", "total"] == "210"  # 80 + 80 + 50, three significant digits (core/numbers.py)
+    assert t.loc["SUM", "GPU3"] == "210"
+    assert t.loc["SUM", "total"] == "930"  # 11 pairs x 80 + 50: nvbandwidth's SUM
     bidir = tables[next(c for c in tables if c.startswith("NVIDIA A100-SXM4-40GB: ce bidir"))]
     assert "per direction, both directions running" in next(c for c in tables if "ce bidir" in c)
-    assert bidir.loc["GPU3", "GPU0"] == "75.0" and bidir.loc["SUM", "total"] == "900.0"
+    assert bidir.loc["GPU3", "GPU0"] == "75.0" and bidir.loc["SUM", "total"] == "900"
 
 
 def test_synthetic_low_pairs_listed_by_link_type(p2p_df):
@@ -285,5 +285,5 @@ def test_synthetic_full_report_renders_the_interconnect_sections(tmp_path):
     assert {"p2p.csv", "allreduce_scaling.csv", "p2p_heatmap_ce_uni.png", "allreduce_scaling.png"} <= written
     md = (tmp_path / "report" / "report.md").read_text()
     assert "## Movement: GPU to GPU" in md and "## Movement: allreduce scaling over GPU counts" in md
-    assert "| GPU2 | 80.0 | 80.0 | — | 50.0* | 210.0 |" in md
+    assert "| GPU2 | 80.0 | 80.0 | — | 50.0* | 210 |" in md
     assert "94 % of 2 GPUs" in md

@@ -150,7 +150,7 @@ def test_the_catalogue_s_chain_fit_name_does_not_break_the_published_section(tmp
     out = tmp_path / "rep"
     assert cli.main(["report", str(tmp_path / "r"), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
-    assert re.search(r"CUDA Graph, per kernel \(µs\) \| 0\.5 \|", md), md
+    assert re.search(r"CUDA Graph, per kernel \(µs\) \| 0\.500 \|", md), md
 
 
 def test_plots_draw_a_few_columns_and_say_which(tmp_path):

@@ -153,7 +153,7 @@ def figure(table: pd.DataFrame, runs: list[str], card: str, min_effect: float, s
 
     def lines(ax, which: list[str], color: str, width: float, alpha: float) -> None:
         if which:
-            segs = np.stack([np.column_stack([xs, values[row[c]]]) for c in which])  # (cases, runs, 2)
+            segs = [np.column_stack([xs, values[row[c]]]) for c in which]  # each (runs, 2)
             ax.add_collection(
                 LineCollection(segs, colors=color, linewidths=width, alpha=alpha, gid=palette.card_gid(card))
             )

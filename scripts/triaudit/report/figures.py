@@ -44,7 +44,7 @@ def _texts(fig) -> list:
     the axis's view of an axes that is drawn (matplotlib keeps labels for ticks it does not draw)."""
     from matplotlib.text import Text
 
-    hidden = set()
+    hidden: set[int] = set()
     for ax in fig.axes:
         if not ax.axison:  # an axes switched off draws no tick label at all
             hidden.update(id(t) for axis in (ax.xaxis, ax.yaxis) for t in axis.get_ticklabels(which="both"))

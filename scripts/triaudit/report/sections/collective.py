@@ -199,12 +199,16 @@ def scaling_table(sc: pd.DataFrame, contexts: dict, link_key: str) -> tuple[pd.D
                     "algo": algo,
                     "GPUs": r.gpus,
                     "size": f"{r.bytes / 2**20:g} MiB",
-                    "busbw GB/s": round(r.busbw / 1e9, 1),
-                    "algbw GB/s": round(getattr(r, "algbw", math.nan) / 1e9, 1),
-                    "time µs": round(getattr(r, "time_s", math.nan) * 1e6, 1),
-                    "efficiency": "" if math.isnan(eff) else f"{eff * 100:.0f} % of {ref_g} GPUs",
-                    "of link model": "" if model is None or r.gpus < 2 else f"{r.busbw / model[0] * 100:.0f} %",
-                    "link model": "" if model is None else model[1],
+                    "busbw GB/s": F.fmt(r.busbw, 1e9),
+                    "algbw GB/s": F.fmt(getattr(r, "algbw", math.nan), 1e9) or "not recorded",
+                    "time µs": F.fmt(getattr(r, "time_s", math.nan), 1e-6) or "not recorded",
+                    "efficiency": "one GPU: no bus" if math.isnan(eff) else f"{eff * 100:.0f} % of {ref_g} GPUs",
+                    "of link model": "no link model"
+                    if model is None
+                    else "one GPU: no bus"
+                    if r.gpus < 2
+                    else f"{r.busbw / model[0] * 100:.0f} %",
+                    "link model": "not known for this card and link" if model is None else model[1],
                 }
             )
         keep.append(sel.assign(model=model[0] if model else math.nan))

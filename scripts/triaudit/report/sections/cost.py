@@ -203,7 +203,8 @@ def _rate_table(
     name: str = "precision",
 ):
     """`why`: (card, name, mode) -> why the card has no such case (skipped, failed): said in its cell."""
-    index, got = [], {}
+    index: list[tuple] = []
+    got: dict[tuple, str | tuple[float, C.Price, C.Power | None]] = {}  # a price's (value, price, power), or why not
     for _, r in rows.sort_values(["name", "mode"]).iterrows():
         key, p = priced[r["card"]]
         power = _power(p, r["counters"], names[r["card"]])
@@ -244,7 +245,9 @@ def _rate_table(
         g = got.get((k, card))
         if g is None:
             return (why or {}).get((card, k[0], k[1]), F.NOT_RUN)
-        return g if isinstance(g, str) else _cell(g[0], g[1], g[2], decimals[k])
+        if isinstance(g, str):
+            return g
+        return _cell(g[0], g[1], g[2], decimals[k])
 
     return pd.DataFrame(
         [{c: cell(k, c) for c in cards} for k in index],
