@@ -88,7 +88,7 @@ def cards_page() -> str:
         "together, as datasheets quote it.",
         "",
         "| key | card | CC | SMs | boost MHz | FP64 | FP64 TC | FP32 | TF32 | FP16 | BF16 | FP8 | INT8 "
-        "| memory GB | mem BW | L2 MB | PCIe | NVLink GB/s | TDP W | doubts |",
+        "| memory GB, kind | mem BW | L2 MB | PCIe | NVLink GB/s | TDP W | doubts |",
         "|" + "---|" * 20,
     ]
     for c in CARDS:
@@ -100,7 +100,7 @@ def cards_page() -> str:
             str(c.sms),
             str(c.boost_mhz) if c.boost_mhz else "—",
             *(_num(t.get(k)) for k in ("fp64", "fp64_tc", "fp32", "tf32", "fp16", "bf16", "fp8", "int8")),
-            _num(c.memory_gb),
+            f"{_num(c.memory_gb)} {c.memory}".strip(),
             _num(c.mem_bw_gbps),
             _num(c.l2_mb) if c.l2_mb else "—",
             f"Gen{c.pcie_gen} x{c.pcie_width}",

@@ -6,10 +6,15 @@ speed claim is a ratio measured under the same conditions, with its spread. Not 
     .venv/bin/python scripts/bench/interleave.py --old /tmp/old/scripts --new scripts --data /tmp/data100
     .venv/bin/python scripts/bench/interleave.py --checkout v030=/tmp/v030/scripts:/tmp/v030/.venv/bin/python \\
         --checkout new=scripts --data /tmp/fleet --command 'gate {data}' --rounds 3
+    # history over a series of runs of one card (scripts/tests/synthetic_series.py writes 14 nights):
+    .venv/bin/python scripts/bench/interleave.py --command history --old /tmp/old/scripts --new scripts \\
+        --data /tmp/series/nvidia-h100-80gb-hbm3
 
 Each checkout is NAME=SCRIPTS[:PYTHON] (its scripts/ folder, and the interpreter of its own virtual
 environment: an old checkout's dependencies are not this one's). `--command` is the triaudit command
-line, `{data}` the data folder and `{out}` a fresh temporary folder (report, history). Prints each
+line, `{data}` the data folder, `{runs}` the folders in it (history's runs) and `{out}` a fresh
+temporary folder (report, history); a bare `report` or `history` is shorthand for those commands'
+usual lines (SHORTHAND). Prints each
 round's seconds and peak memory, then each checkout's median and its ratio to the first one's: the
 median over rounds and the range. What earlier rounds wrote is flushed to disk before each run
 (bench_report.timed), and each output folder removed after.
@@ -45,6 +50,9 @@ def timed(cmd: list[str]) -> tuple[float, float, int]:
     return seconds, usage.ru_maxrss / 1024, p.returncode
 
 
+SHORTHAND = {"report": "report {data} --out {out}/rep", "history": "history {runs} --out {out}/h"}
+
+
 def _checkout(text: str) -> tuple[str, Path, str]:
     name, _, rest = text.partition("=")
     scripts, _, python = rest.partition(":")
@@ -53,11 +61,11 @@ def _checkout(text: str) -> tuple[str, Path, str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--old", type=Path, help="the previous checkout's scripts/ folder (with --new: report only)")
+    p.add_argument("--old", type=Path, help="the previous checkout's scripts/ folder (with --new)")
     p.add_argument("--new", type=Path, help="this checkout's scripts/ folder")
     p.add_argument("--checkout", action="append", default=[], help="NAME=SCRIPTS[:PYTHON], repeated, first the base")
     p.add_argument("--data", type=Path, required=True, help="result files to read")
-    p.add_argument("--command", default="report {data} --out {out}/rep", help="triaudit's arguments")
+    p.add_argument("--command", default="report {data} --out {out}/rep", help="triaudit's arguments, or report / history")
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args(argv)
     checkouts = [_checkout(c) for c in a.checkout]
@@ -70,7 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(a.rounds):
         for name, scripts, python in checkouts:
             out = Path(tempfile.mkdtemp(prefix=f"interleave-{name}-"))
-            args = shlex.split(a.command.format(data=a.data, out=out))
+            folders = sorted(d for d in a.data.iterdir() if d.is_dir()) if a.data.is_dir() else []
+            runs = " ".join(shlex.quote(str(d)) for d in folders)
+            line = SHORTHAND.get(a.command, a.command)
+            args = shlex.split(line.format(data=shlex.quote(str(a.data)), runs=runs, out=out))
             cmd = [
                 python,
                 "-c",

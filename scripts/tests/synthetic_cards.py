@@ -14,6 +14,7 @@ import math
 import random
 import subprocess
 from pathlib import Path
+from typing import Callable
 
 from triaudit.core.specs import CardSpec, card_by_key
 from triaudit.report.frames import SPEC_PRECISION
@@ -27,6 +28,19 @@ DEVICE_NAME = {
     "l40s": "NVIDIA L40S",
     "rtx-4090": "NVIDIA GeForce RTX 4090",
 }
+# More cards for the pages of eight (the browser test): kept apart so the sets above stay as they were.
+MORE_DEVICE_NAMES = {
+    "a100-sxm-40": "NVIDIA A100-SXM4-40GB",
+    "a100-pcie-80": "NVIDIA A100 80GB PCIe",
+    "h100-pcie": "NVIDIA H100 PCIe",
+}
+EIGHT_CARDS = ["a100-sxm-80", "a100-sxm-40", "a100-pcie-80", "h100-sxm", "h100-pcie", "h200", "l40s", "rtx-4090"]
+
+
+def device_name(key: str) -> str:
+    return DEVICE_NAME.get(key) or MORE_DEVICE_NAMES[key]
+
+
 _PRECISION = SPEC_PRECISION  # the datasheet column each GEMM precision is modelled on
 _LADDER = {"l0": 0.02, "l1": 0.12, "l2": 0.35, "l3": 0.62, "l4": 0.74, "l5": 0.88}
 
@@ -157,6 +171,9 @@ def _model(case: str, spec: CardSpec) -> tuple[float, dict[str, float], float] |
     return None
 
 
+RATES = ("bytes_per_second", "flops", "ops", "algbw", "busbw")  # counters that scale as 1 / time
+
+
 def _entry(case: str, t: float, counters: dict, watts: float, rep: int, reps: int, rng: random.Random) -> dict:
     j = 1 + 0.004 * (rng.random() - 0.5)
     tt = t * j
@@ -192,7 +209,7 @@ def _entry(case: str, t: float, counters: dict, watts: float, rep: int, reps: in
         "power_samples_max_w": watts * 1.08,
     }
     for k, v in counters.items():
-        e[k] = v / j if k.startswith(("bytes_per_second", "flops", "ops", "algbw", "busbw")) else v
+        e[k] = v / j if k.startswith(RATES) else v
     rate = next((counters[k] for k in ("flops", "ops", "busbw", "bytes_per_second") if k in counters), None)
     if rate:
         key = {"flops": "flops_per_joule", "ops": "flops_per_joule", "busbw": "busbw_per_watt"}.get(
@@ -252,17 +269,27 @@ def _context(card: str, spec: CardSpec, exe: str) -> dict:
 
 
 def write_cards(
-    out: Path, keys: list[str], names: dict[str, list[str]], reps: int = 5, leave_out=(), p2p_gpus: int = 0
+    out: Path,
+    keys: list[str],
+    names: dict[str, list[str]],
+    reps: int = 5,
+    leave_out=(),
+    p2p_gpus: int = 0,
+    *,
+    stamp: str = "20260101T000000Z",
+    slower: Callable[[str], float] | None = None,
+    seed: int = 7,
 ) -> list[Path]:
-    """One run folder per card under out/<card>/20260101T000000Z-synthetic/; `leave_out`: corners
+    """One run folder per card under out/<card>/<stamp>-synthetic/; `leave_out`: corners
     (executables, "p2p" too) not written for the LAST card (a corner missing for one card);
-    `p2p_gpus` > 1: also a GPU-to-GPU copy matrix of that many GPUs (_p2p)."""
-    rng = random.Random(7)
+    `p2p_gpus` > 1: also a GPU-to-GPU copy matrix of that many GPUs (_p2p); `slower(case)`: a
+    factor on the case's time (1.09: 9 % slower), for a series of nights (synthetic_series.py)."""
+    rng = random.Random(seed)
     folders = []
     for i, key in enumerate(keys):
         spec = card_by_key(key)
-        card = DEVICE_NAME[key]
-        run = out / card.lower().replace(" ", "-") / "20260101T000000Z-synthetic"
+        card = device_name(key)
+        run = out / card.lower().replace(" ", "-") / f"{stamp}-synthetic"
         run.mkdir(parents=True, exist_ok=True)
         for exe, cases in names.items():
             if i == len(keys) - 1 and exe in leave_out:
@@ -292,6 +319,10 @@ def write_cards(
                 t, counters, watts = m
                 if not math.isfinite(t) or t <= 0:
                     continue
+                if slower is not None:
+                    f = slower(case)
+                    t *= f
+                    counters = {k: v / f if k.startswith(RATES) else v for k, v in counters.items()}
                 bench += [_entry(case, t, counters, watts, r, reps, rng) for r in range(reps)]
             (run / f"triaudit_{exe}_synthetic.json").write_text(
                 json.dumps({"context": _context(card, spec, exe), "benchmarks": bench})
@@ -299,9 +330,7 @@ def write_cards(
         if p2p_gpus > 1 and not (i == len(keys) - 1 and "p2p" in leave_out):
             (run / "triaudit_p2p_synthetic.json").write_text(json.dumps(_p2p(card, spec, p2p_gpus, reps, rng)))
         (run / "manifest.json").write_text(
-            json.dumps(
-                {"profile": "full", "complete": True, "started_utc": "20260101T000000Z", "host": "synthetic-host"}
-            )
+            json.dumps({"profile": "full", "complete": True, "started_utc": stamp, "host": "synthetic-host"})
         )
         folders.append(run)
     return folders

@@ -13,6 +13,7 @@ from synthetic import synthetic_corners_result, write
 from synthetic_energy import TRIAD_BYTES, synthetic_energy_result
 
 from triaudit import commands as cli
+from triaudit.core import numbers as N
 from triaudit.report.sections import cost as cost_report
 
 H100, H200 = "NVIDIA H100 80GB HBM3", "NVIDIA H200"
@@ -78,18 +79,19 @@ def test_energy_section_burst_vs_sustained_with_counters(tmp_path, capsys):
     code, md, out = report(tmp_path, results(tmp_path))
     assert code == 0
     g = md_rows(md, "GEMM ceilings, burst vs sustained")
-    assert g[("bf16", "burst", "TFLOP/s")] == ["760.0 ±0.0%", "800.0 ±0.0%"]
+    assert g[("bf16", "burst", "TFLOP/s")] == ["760 ±0.0%", "800 ±0.0%"]
     # The synthetic sustained case runs at 92 % of the burst rate, 92 % of the clock, 97 % of the power.
-    assert (
-        g[("bf16", "sustained", "TFLOP/s")][0] == "699.2 ±0.0%"
-    )  # four significant digits where the spread reads ±0.0%
-    assert g[("bf16", "sustained", "SM clock (MHz)")][0] == "1,822"
+    assert g[("bf16", "sustained", "TFLOP/s")][0] == "699 ±0.0%"  # three significant digits (core/numbers.py)
     assert g[("bf16", "burst", "power (W)")][0] == "690 (counter); samples mean 704, max 759"
-    assert g[("bf16", "sustained", "temperature (°C)")][0] == "50 → 68"
-    assert g[("bf16", "sustained", "window")][0] == "2 s window, load held 6 s; energy over 4.2 s"
     # flops_per_joule = 760e12 FLOP/s ÷ 690 W = 1.101e12 FLOP/J = 1.10 TFLOP/s per W.
     assert g[("bf16", "burst", "TFLOP/s per W")] == ["1.10", "1.23"]  # 760 / 690, 800 / 650 W
-    assert g[("bf16", "burst", "energy per op (J)")][0] == f"{690 * 2 * 8192**3 / 760e12:.3g}"
+    # The main table holds rate, power and efficiency only; the rest is in the detail table below it.
+    assert {k[2] for k in g} == {"TFLOP/s", "power (W)", "TFLOP/s per W"}
+    d = md_rows(md, "GEMM ceilings: mean SM clock")
+    assert d[("bf16", "sustained", "SM clock (MHz)")][0] == "1,822"
+    assert d[("bf16", "sustained", "temperature (°C)")][0] == "50 → 68"
+    assert d[("bf16", "sustained", "window")][0] == "2 s window, load held 6 s; energy over 4.2 s"
+    assert d[("bf16", "burst", "energy per op (J)")][0] == f"{690 * 2 * 8192**3 / 760e12:.3g}"
     s = md_rows(md, "STREAM triad, L2 flushed")
     assert s[("fp32", "burst", "GB/s")] == ["3,300 ±0.0%", "4,300 ±0.0%"]
     assert s[("fp32", "sustained", "GB/s per W")][0] == f"{3.3e12 * 0.92 / (520 * 0.97) / 1e9:.3g}"
@@ -111,7 +113,7 @@ def test_energy_unknown_says_the_labels_reason(tmp_path, capsys):
     code, md, out = report(tmp_path, results(tmp_path, h100_energy="too_short", h200_energy="unsupported"))
     assert code == 0
     g = md_rows(md, "GEMM ceilings, burst vs sustained")
-    assert g[("bf16", "burst", "energy per op (J)")] == [
+    assert md_rows(md, "GEMM ceilings: mean SM clock")[("bf16", "burst", "energy per op (J)")] == [
         "not known: energy_window_too_short (0.40 s measured, 1.0 s needed)",
         "not known: unknown (NVML: NOT_SUPPORTED)",
     ]
@@ -125,7 +127,7 @@ def test_energy_unknown_says_the_labels_reason(tmp_path, capsys):
 
 def test_energy_on_some_repetitions_says_how_many(tmp_path, capsys):
     _, md, _ = report(tmp_path, results(tmp_path, h100_energy="first_short"))
-    g = md_rows(md, "GEMM ceilings, burst vs sustained")
+    g = md_rows(md, "GEMM ceilings: mean SM clock")
     assert g[("bf16", "burst", "energy per op (J)")][0].endswith(
         "(2 of 3 repetitions; the others: energy_window_too_short (0.40 s measured, 1.0 s needed))"
     )
@@ -164,10 +166,11 @@ def test_prices_for_two_cards_rent_and_buy(tmp_path, capsys):
     # Sustained BF16 on the H200 at 736 TFLOP/s and 630.5 W: (1.14155 + 0.6305 × 0.12) / 0.736.
     held = c[(c["card"] == H200 + SYNTH) & (c["figure"] == "PFLOP/s-hour") & (c["mode"] == "sustained")].iloc[0]
     assert held["value"] == pytest.approx((32000 / (4 * 8760 * 0.8) + 0.6305 * 0.12) / 0.736)
-    # Bandwidth: $2.50 ÷ 3.3 TB/s = $0.758 per TB/s-hour; buying also $32,000 ÷ 4300 GB/s = $7.44 per GB/s.
+    # Bandwidth: $2.50 ÷ 3.3 TB/s = $0.758 per TB/s-hour, in cents as the row's other prices;
+    # buying also $32,000 ÷ 4300 GB/s = $7.44 per GB/s (a rented card has no purchase price, and says so).
     b = md_rows(md, "USD per TB/s-hour")
-    assert b[("fp32", "burst")][0] == "USD 0.758"
-    assert b[("fp32", "purchase price per GB/s (burst)")] == ["", "USD 7.44"]
+    assert b[("fp32", "burst")][0] == "USD 0.76"
+    assert b[("fp32", "purchase price per GB/s (burst)")] == ["rented: no purchase price", "USD 7.44"]
     # Decode: the plan's own figures from the same file and price (triaudit plan decode --run ...).
     h100_file = next((root / "nvidia-h100").rglob("*.json"))
     capsys.readouterr()  # the report's "wrote ..." lines
@@ -181,13 +184,13 @@ def test_prices_for_two_cards_rent_and_buy(tmp_path, capsys):
     d = md_rows(md, "USD per million decode tokens, Llama-2-7B fp16")
     assert (
         d[("at batch 1",)][0] == f"USD {plan['cost per million tokens at batch 1']:.2f} "
-        f"({plan['tokens/s per sequence (batch 1)']:,.0f} token/s)"
+        f"({N.number(plan['tokens/s per sequence (batch 1)'])} token/s)"
     )
     # By hand: batch 1 reads 13.48 GB of weights + 2.15 GB of KV cache per token at 3.3 TB/s = 211.2 token/s;
     # $2.50 ÷ (211.2 × 3600) × 1e6 = $3.29.
     assert plan["cost per million tokens at batch 1"] == pytest.approx(2.5 / (211.2 * 3600) * 1e6, rel=1e-3)
     dec = c[(c["card"] == H100 + SYNTH) & (c["figure"] == "million decode tokens")]
-    served = re.search(r"batch (\d+)", d[("at the most users served",)][0]).group(1)
+    served = re.search(r"batch (\d+)", d[("at the batch served",)][0]).group(1)
     assert set(dec["mode"]) == {"batch 1", f"batch {served}"}
 
 

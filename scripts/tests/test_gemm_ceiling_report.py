@@ -48,7 +48,7 @@ def test_burst_and_sustained_are_separate_rows(tmp_path):
     title, table = sections.gemm.gemm_section(df).tables[0]
     assert "burst" in title and "sustained" in title
     cells = {idx: row.iloc[0] for idx, row in table.iterrows()}
-    assert cells[("bf16", "burst")].startswith("800.0 ±") and cells[("bf16", "sustained")].startswith("720.0 ±")
+    assert cells[("bf16", "burst")].startswith("800 ±") and cells[("bf16", "sustained")].startswith("720 ±")
 
 
 def test_the_whole_report_renders_a_run_of_only_ceiling_and_llm_cases(tmp_path):
@@ -61,4 +61,4 @@ def test_the_whole_report_renders_a_run_of_only_ceiling_and_llm_cases(tmp_path):
     )
     out = tmp_path / "rep"
     assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
-    assert "| bf16 | burst | 800.0 ±" in (out / "report.md").read_text()
+    assert "| bf16 | burst | 800 ±" in (out / "report.md").read_text()

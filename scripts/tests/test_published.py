@@ -34,7 +34,7 @@ def test_h200_run_beside_its_published_figures(tmp_path):
     # 780 TFLOP/s lies inside the published 770-800 for 8192³: ratio 1.
     assert rows["BF16 GEMM 8192³ (TFLOP/s)"]["measured ÷ published"] == "1.00"
     # d2d: our counter counts bytes once; the published figure counts read + write.
-    assert rows["device to device, copy engine (GB/s)"]["measured"] == "4,200.0"
+    assert rows["device to device, copy engine (GB/s)"]["measured"] == "4,200"
     assert "not confirmed" in rows["host to device, pinned (GB/s)"]["published"]
     assert rows["CUDA Graph, per kernel (µs)"]["measured ÷ published"] == "1.00"
 
@@ -51,3 +51,34 @@ def test_report_has_the_section(tmp_path):
     md = (tmp_path / "rep" / "report.md").read_text()
     assert "## Against published measurements" in md and "mamf-finder" not in md  # H200 cites no mamf figure
     assert (tmp_path / "rep" / "published.csv").exists()
+
+
+def test_a_report_with_nothing_measured_shows_the_published_figures_as_theirs(tmp_path):
+    """The first run on a machine without a GPU: the four cards' published measurements as the
+    cross-card table, every one with its numbered source, the columns saying "published"; nothing
+    in it is a figure of ours (fails on 3ffa9c5: three sentences and no table)."""
+    from triaudit.report.sections.published import REFERENCE_CARDS, reference_table
+
+    (tmp_path / "results").mkdir()
+    out = tmp_path / "rep"
+    assert cli.main(["report", str(tmp_path / "results"), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    t = reference_table()
+    assert list(t.columns) == [
+        "A100 SXM4 80GB (published)",
+        "H100 SXM5 80GB (published)",
+        "H200 SXM 141GB (published)",
+        "RTX 4090 (published)",
+    ]
+    cells = [c for c in t.to_numpy().ravel() if c != "no published figure"]
+    assert len(cells) == sum(len(PUBLISHED[k]) for k in REFERENCE_CARDS)  # every published figure, once
+    notes = t.attrs["notes"]
+    for cell in cells:
+        ref = int(cell.rsplit("[", 1)[1].rstrip("]"))
+        assert 1 <= ref <= len(notes)  # each cites its source
+    for key in REFERENCE_CARDS:
+        for p in PUBLISHED[key]:
+            assert p.source in md  # named in the report
+    assert "| figure | A100 SXM4 80GB (published) | H100 SXM5 80GB (published) |" in md
+    assert "55 (expected, not measured)" in md  # an expectation is not passed off as a measurement
+    assert "NOT measured by triaudit" in md

@@ -118,10 +118,13 @@ def test_empty_report_says_why_what_and_when(tmp_path):
     (tmp_path / "results").mkdir()
     assert cli.main(["report", str(tmp_path / "results"), "--out", str(out), "--tidy-csv"]) == 0
     md = (out / "report.md").read_text()
-    # One paragraph saying what to run, and when the report was made: nothing else.
+    # One paragraph saying what to run, and when the report was made; then other people's published
+    # figures of four cards, labelled as theirs, and how to measure or import (sections/published.py).
     paragraphs = [p for p in md.split("\n\n") if p.strip()]
-    assert len(paragraphs) == 3, paragraphs
     assert paragraphs[2].startswith("No results yet") and "`triaudit run`" in paragraphs[2]
+    assert paragraphs[3] == "## Published measurements of four cards (other people's, not ours)"
+    assert [p for p in paragraphs if p.startswith("## ")] == [paragraphs[3]]
+    assert "NOT measured by triaudit" in md and "`bash scripts/main.sh`" in md and "triaudit import" in md
     assert re.search(r"Made \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC by triaudit [\d.]+, commit \S+", md)
     assert sorted(p.name for p in out.iterdir()) == [".triaudit-report.json", "report.html", "report.md", "tidy.csv"]
     tidy = (out / "tidy.csv").read_text()
@@ -147,7 +150,7 @@ def test_the_catalogue_s_chain_fit_name_does_not_break_the_published_section(tmp
     out = tmp_path / "rep"
     assert cli.main(["report", str(tmp_path / "r"), "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
-    assert re.search(r"CUDA Graph, per kernel \(µs\) \| 0\.5 \|", md), md
+    assert re.search(r"CUDA Graph, per kernel \(µs\) \| 0\.500 \|", md), md
 
 
 def test_plots_draw_a_few_columns_and_say_which(tmp_path):

@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
     rep.add_argument(
         "--all-runs",
         action="store_true",
-        help="every run its own column (default: each card's newest complete run, named under each table)",
+        help="every run its own column (default: each card's newest complete run, named once per section)",
     )
     rep.add_argument(
         "--prices",

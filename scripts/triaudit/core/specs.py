@@ -28,6 +28,7 @@ class CardSpec:
     nvlink_gbps: float = 0.0  # total, both directions, as datasheets quote it
     tdp_w: int = 0
     doubts: str = ""
+    memory: str = ""  # the memory's kind on the datasheet: HBM3e, GDDR6X, ... ("" unknown)
 
     def peak_flops(self, precision: str) -> float | None:
         v = self.tflops.get(precision)
@@ -78,6 +79,7 @@ CARDS: list[CardSpec] = [
         16,
         600,
         400,
+        memory="HBM2e",
     ),
     CardSpec(
         "a100-pcie-80",
@@ -95,6 +97,7 @@ CARDS: list[CardSpec] = [
         600,
         300,
         "NVLink through a bridge",
+        memory="HBM2e",
     ),
     CardSpec(
         "a100-sxm-40",
@@ -111,6 +114,7 @@ CARDS: list[CardSpec] = [
         16,
         600,
         400,
+        memory="HBM2",
     ),
     CardSpec(
         "h100-sxm",
@@ -127,6 +131,7 @@ CARDS: list[CardSpec] = [
         16,
         900,
         700,
+        memory="HBM3",
     ),
     CardSpec(
         "h100-pcie",
@@ -144,6 +149,7 @@ CARDS: list[CardSpec] = [
         600,
         350,
         "NVLink through a bridge",
+        memory="HBM2e",
     ),
     CardSpec(
         "h200",
@@ -161,6 +167,7 @@ CARDS: list[CardSpec] = [
         900,
         700,
         "L2 read off a device: 60 MB",
+        memory="HBM3e",
     ),
     CardSpec(
         "rtx-4090",
@@ -178,6 +185,7 @@ CARDS: list[CardSpec] = [
         0,
         450,
         "FP16 shown with FP32 accumulate (330.3 with FP16 accumulate); FP8 uncertain",
+        memory="GDDR6X",
     ),
     CardSpec(
         "l40s",
@@ -195,6 +203,7 @@ CARDS: list[CardSpec] = [
         0,
         350,
         "FP64 approximate; L2 size uncertain",
+        memory="GDDR6",
     ),
     CardSpec(
         "b200",
@@ -212,6 +221,7 @@ CARDS: list[CardSpec] = [
         1800,
         1000,
         "uncertain: figures vary by source (FP64 37-40, TF32 1100-1125, memory 180-192 GB)",
+        memory="HBM3e",
     ),
     CardSpec(
         "rtx-4060-laptop",
@@ -229,6 +239,7 @@ CARDS: list[CardSpec] = [
         0,
         0,
         "Tensor Core rates not listed",
+        memory="GDDR6",
     ),
 ]
 

@@ -37,7 +37,7 @@ def stream_case(name: str, card: specs.CardSpec, s: t.Settings, gpus: int = 1, a
 
 TRIAD = Headline(
     "triad",
-    "HBM: STREAM triad, largest array, L2 flushed (TB/s)",
+    "memory: STREAM triad, largest array, L2 flushed (TB/s)",
     "bytes_per_second",
     1e12,
     # FP32 where measured (the STREAM default), else the type the card has.
@@ -48,7 +48,7 @@ TRIAD = Headline(
 )
 TRIAD_SUSTAINED = Headline(
     "triad/sustained",
-    "HBM: STREAM triad held under load, L2 flushed (TB/s)",
+    "memory: STREAM triad held under load, L2 flushed (TB/s)",
     "bytes_per_second",
     1e12,
     ("stream/triad_sustained/fp32/cache:cold/bytes:*", "stream/triad_sustained/fp64/cache:cold/bytes:*"),
@@ -111,7 +111,7 @@ CORNER = Corner(
             "HBM bandwidth, STREAM triad (bytes per second)",
         ),
     ),
-    energy=(EnergyFigure("triad", "HBM triad, energy per byte moved (pJ)", 1e-12),),
+    energy=(EnergyFigure("triad", "memory triad, energy per byte moved (pJ)", 1e-12),),
     peers=(PeerTool("babelstream", ("Copy", "Mul", "Add", "Triad", "Dot")),),
     section="stream",
 )

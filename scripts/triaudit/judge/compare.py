@@ -16,7 +16,6 @@ allowed, saying why.
 
 from __future__ import annotations
 
-import io
 import math
 import re
 import statistics
@@ -25,13 +24,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.core.errors import EXIT_FOUND as EXIT_REGRESSION
 from triaudit.core.errors import EXIT_NOTHING_JUDGED, EXIT_OK, TriauditError
 from triaudit.core.files import atomic_write
 from triaudit.core.specs import canonical_gpu_name
-from triaudit.judge import stats
+from triaudit.judge import history_plot, stats
 from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, gpu_measured, provenance
-from triaudit.results.counters import DISPLAY
 from triaudit.results.runs import gpu_identity
 from triaudit.results.samples import CaseSample, case_sample  # noqa: F401 (CaseSample: compare's name for it)
 
@@ -293,8 +292,9 @@ def _pct(v) -> str:
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v + 0.0:+.1f}%"
 
 
-def _num(v) -> str:
-    return "" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+def _num(v, metric: str = "") -> str:
+    """A baseline or new median with its unit (core/numbers.py: 828 TFLOP/s, not 8.281e+14)."""
+    return N.with_unit(v, metric)
 
 
 def summary_markdown(comparison: Comparison, baseline: str, new: str) -> str:
@@ -343,22 +343,11 @@ def summary_markdown(comparison: Comparison, baseline: str, new: str) -> str:
         ]
         for r in sub.itertuples(index=False):
             lines.append(
-                f"| `{r.case}` | {r.metric} | {_num(r.baseline)} | {_num(r.new)} | {_pct(r.change_pct)} | "
+                f"| `{r.case}` | {r.metric} | {_num(r.baseline, r.metric)} | {_num(r.new, r.metric)} | {_pct(r.change_pct)} | "
                 f"{str(r.reason).replace('|', '/')} |"
             )
         lines.append("")
     return "\n".join(lines)
-
-
-MAX_TICKS = 6
-
-
-def _tick_positions(n: int) -> list[int]:
-    """Which of n runs a history panel names: every one up to MAX_TICKS, else evenly spaced ones
-    from the first to the last."""
-    if n <= MAX_TICKS:
-        return list(range(n))
-    return sorted({round(i * (n - 1) / (MAX_TICKS - 1)) for i in range(MAX_TICKS)})
 
 
 def history(
@@ -368,10 +357,11 @@ def history(
     alpha=0.05,
     min_effect=0.02,
     min_repetitions=4,
-    max_cases: int = 12,
+    max_cases: int = 6,
 ) -> tuple[list[Path], pd.DataFrame]:
-    """Trend plots: per case, the median and range of each run in order, regressions (against
-    the previous run) marked."""
+    """Each case's median per run as change from the first run, each run judged against the run
+    before (stats.decide); history.png (judge/history_plot.py: every case, then a panel per group
+    of cases, the regressed first, at most `max_cases` panels) and history.csv."""
     try:
         pattern = re.compile(case_filter) if case_filter else None
     except re.error as e:
@@ -398,91 +388,37 @@ def history(
             + " (run it per card, e.g. triaudit history results/<card>/*)"
         )
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = [Path(r.label).name for r in loaded]
-    cases = sorted(set.intersection(*(set(r.samples) for r in loaded)))
+    samples = [r.samples for r in loaded]  # once per run: the property builds its dict each call
+    cases = sorted(set.intersection(*(set(s) for s in samples)))
     if pattern:
         cases = [c for c in cases if pattern.search(c)]
     if not cases:
         raise NothingToJudge("no case common to every run" + (f" matching {case_filter!r}" if case_filter else ""))
-    rows = []
+    rows, higher = [], {}
     for case in cases:
-        for i, r in enumerate(loaded):
-            metric, higher, vals = r.samples[case]
+        before = None
+        for i, s in enumerate(samples):
+            metric, up, vals = s[case]
             verdict = ""
-            if i > 0:
-                verdict = stats.decide(
-                    loaded[i - 1].samples[case][2], vals, higher, alpha, min_effect, min_repetitions, p_for_same=False
-                ).verdict
-            rows.append(
-                {
-                    "case": case,
-                    "run": names[i],
-                    "metric": metric,
-                    "median": pd.Series(vals).median(),
-                    "min": min(vals),
-                    "max": max(vals),
-                    "verdict": verdict,
-                    "provenance": r.provenance,
-                }
-            )
-    table = pd.DataFrame(rows)
+            if before is not None:
+                verdict = stats.decide(before, vals, up, alpha, min_effect, min_repetitions, p_for_same=False).verdict
+            before = vals
+            higher[case] = up
+            rows.append((case, names[i], metric, statistics.median(vals), min(vals), max(vals), verdict))
+    table = pd.DataFrame(rows, columns=["case", "run", "metric", "median", "min", "max", "verdict"])
+    provenance_of = {n: r.provenance for n, r in zip(names, loaded)}
+    table["provenance"] = table["run"].map(provenance_of)
+    table = history_plot.with_change(table, higher)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise CompareError(f"--out {out}: cannot be made: {e.strerror or e}") from e
-    # The cases a reader must see first: those that regressed (the verdict names them), then the
-    # rest in name order; what does not fit is counted in the title.
-    regressed = list(dict.fromkeys(table.loc[table["verdict"] == "slower", "case"]))
-    order = regressed + [c for c in cases if c not in regressed]
-    shown = order[:max_cases]
-    left = len(order) - len(shown)
-    cols = min(3, len(shown))
-    nrows = math.ceil(len(shown) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(min(10.0, 3.33 * cols), 2.9 * nrows), squeeze=False)
-    for ax, case in zip(axes.flat, shown):
-        t = table[table["case"] == case]
-        unit, scale = DISPLAY.get(str(t["metric"].iloc[0]), (str(t["metric"].iloc[0]), 1.0))
-        x = range(len(t))
-        med, lo, hi = t["median"] / scale, t["min"] / scale, t["max"] / scale
-        ax.errorbar(list(x), med, yerr=[med - lo, hi - med], marker="o", capsize=3)
-        bad = [i for i, v in enumerate(t["verdict"]) if v == "slower"]
-        ax.scatter(
-            [x[i] for i in bad],
-            med.iloc[bad],
-            s=120,
-            facecolors="none",
-            edgecolors="red",
-            label="slower than the run before" if bad else None,
-            zorder=3,
-        )
-        # At most MAX_TICKS run names per panel, evenly spaced, the first and the newest among them:
-        # a year of runs drew 365 names over each other (history.csv names every run).
-        ticks = _tick_positions(len(t))
-        ax.set_xticks(ticks, [t["run"].iloc[i] for i in ticks], rotation=30, ha="right", fontsize=7)
-        ax.set_title(("REGRESSED: " if bad else "") + case, fontsize=7, color="red" if bad else "black")
-        ax.set_ylabel(unit)
-        ax.ticklabel_format(axis="y", style="plain", useOffset=False)
-        ax.grid(True, alpha=0.3)
-        if bad:
-            ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(shown) :]:
-        ax.axis("off")
-    more = f"; {left} more case(s) not drawn, every one in history.csv" if left else ""
-    synthetic = "SYNTHETIC, NOT MEASUREMENTS: " if (table["provenance"] == SYNTHETIC).any() else ""
-    fig.suptitle(
-        f"{synthetic}triaudit history: median and range per run; red: slower than the run before{more}", fontsize=9
-    )
-    fig.set_layout_engine("tight")  # laid out as it is drawn
+    card = canonical_gpu_name(str(loaded[-1].context.get("gpu_name", ""))) or "no GPU"
+    png = history_plot.draw(table, names, card, min_effect, (table["provenance"] == SYNTHETIC).any(), max_cases)
     path = out / "history.png"
-    png = io.BytesIO()
-    fig.savefig(png, format="png", dpi=110)
-    plt.close(fig)
     # Each file whole or not at all: an interrupt leaves the previous history.png as it was.
-    atomic_write(path, png.getvalue())
-    atomic_write(out / "history.csv", table.to_csv(index=False))
+    atomic_write(path, png)
+    columns = ["case", "run", "metric", "median", "min", "max", "verdict", "provenance", "base", "faster_pct"]
+    atomic_write(out / "history.csv", table[columns].to_csv(index=False))
     return [path, out / "history.csv"], table

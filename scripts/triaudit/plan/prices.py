@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from triaudit.core import numbers as N
 from triaudit.core.errors import TriauditError
 
 HOURS_PER_YEAR = 8760.0  # 365 days
@@ -104,13 +105,10 @@ class Hourly:
     explain: str
 
 
-def money(v: float, currency: str = "USD") -> str:
-    """'USD 2.90', 'USD 33,654', 'USD 0.000123': enough digits to check by hand, no more."""
-    if v == 0:
-        return f"{currency} 0"
-    a = abs(v)
-    text = f"{v:,.0f}" if a >= 1000 else f"{v:.2f}" if a >= 1 else f"{v:.3g}"
-    return f"{currency} {text}"
+def money(v: float, currency: str = "USD", decimals: int | None = None) -> str:
+    """'USD 2.90', 'USD 33,654.00', 'USD 0.00012': core/numbers.py money (one style everywhere);
+    `decimals`: a table's, so its prices line up."""
+    return N.money(v, currency, decimals)
 
 
 def hourly(price: Price, power: Power | None = None) -> Hourly:

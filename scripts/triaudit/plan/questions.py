@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+from triaudit.core import numbers as N
 from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import collective
 from triaudit.plan import model as P
@@ -423,13 +424,10 @@ def answer(a: Question) -> dict:
 
 
 def _fmt(v) -> str:
+    """A figure in the report's one style (core/numbers.py); its unit is printed beside it."""
     if isinstance(v, str):
         return v
-    if v == 0:
-        return "0"
-    if abs(v) >= 1e6 or abs(v) < 1e-2:
-        return f"{v:.3g}"
-    return f"{v:,.1f}" if abs(v) >= 100 else f"{v:.3g}"
+    return N.number(v)
 
 
 def render(ans: dict) -> str:

@@ -23,6 +23,7 @@ class Drawn:
     width_px: int
     min_font_px: float  # the smallest text, in the PNG's pixels
     text_outside: list[str] = field(default_factory=list)  # text cut off by the figure's edge
+    card_colors: dict[str, list[str]] = field(default_factory=dict)  # card -> the colours its artists are drawn in
 
 
 def thin_minor_ticks(fig) -> None:
@@ -40,11 +41,14 @@ def thin_minor_ticks(fig) -> None:
 
 def _texts(fig) -> list:
     """The text a reader sees: visible, not empty, and for tick labels only those at ticks inside
-    the axis's view (matplotlib keeps labels for ticks it does not draw)."""
+    the axis's view of an axes that is drawn (matplotlib keeps labels for ticks it does not draw)."""
     from matplotlib.text import Text
 
-    hidden = set()
+    hidden: set[int] = set()
     for ax in fig.axes:
+        if not ax.axison:  # an axes switched off draws no tick label at all
+            hidden.update(id(t) for axis in (ax.xaxis, ax.yaxis) for t in axis.get_ticklabels(which="both"))
+            continue
         for axis, i in ((ax.xaxis, 0), (ax.yaxis, 1)):
             lo, hi = sorted(axis.get_view_interval())
             for label in axis.get_ticklabels(which="both"):
@@ -52,6 +56,41 @@ def _texts(fig) -> list:
                 if not (lo - abs(lo) * 1e-9 <= v <= hi + abs(hi) * 1e-9):
                     hidden.add(id(label))
     return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
+
+
+def _artist_colors(artist) -> list[str]:
+    """The colours an artist is drawn in (hex, no alpha): a line's colour, a patch's or a
+    collection's face, else its edge where the face is not drawn (hollow markers, outlines)."""
+    from matplotlib.collections import Collection
+    from matplotlib.colors import to_hex
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    def visible(colors) -> list:
+        return [c for c in colors if len(c) < 4 or c[3] > 0]
+
+    if isinstance(artist, Line2D):
+        return [to_hex(artist.get_color())]
+    if isinstance(artist, Patch):
+        face = visible([artist.get_facecolor()]) if artist.get_fill() else []
+        return [to_hex(c) for c in (face or visible([artist.get_edgecolor()]))]
+    if isinstance(artist, Collection):
+        face = visible(list(artist.get_facecolor()))
+        colors = face or visible(list(artist.get_edgecolor()))
+        return sorted({to_hex(c) for c in colors})
+    return []
+
+
+def card_colors(fig) -> dict[str, list[str]]:
+    """{card: the distinct colours of the artists the figure drew for it} (core/palette.py: each
+    artist drawn for a card carries the card's gid): the figure's own record of its colours."""
+    from triaudit.core import palette
+
+    found: dict[str, set[str]] = {}
+    for artist in fig.findobj(lambda a: palette.card_of_gid(a.get_gid()) is not None):
+        if artist.get_visible():
+            found.setdefault(palette.card_of_gid(artist.get_gid()), set()).update(_artist_colors(artist))
+    return {card: sorted(c) for card, c in sorted(found.items())}
 
 
 def draw(fig) -> Drawn:
@@ -78,7 +117,8 @@ def draw(fig) -> Drawn:
     Image.frombuffer("RGBA", fig.canvas.get_width_height(), fig.canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
         buf, format="png", compress_level=6
     )
-    return Drawn(buf.getvalue(), int(round(width)), smallest, outside)
+    # The PNG's own width (the canvas's whole pixels), which the page shows it at.
+    return Drawn(buf.getvalue(), fig.canvas.get_width_height()[0], smallest, outside, card_colors(fig))
 
 
 def _said(e: BaseException) -> str:

@@ -103,10 +103,16 @@ def fmt(value: float, scale: float = 1.0) -> str:
     return N.number(value / scale)
 
 
-def cell(row, scale: float, fraction: float | None = None) -> str:
-    """A table cell: the median ± half its range, and the fraction of the datasheet where known."""
+def cell(row, scale: float, fraction: float | None = None, flag: str = "") -> str:
+    """A table cell: the median ± half its range, the fraction of the datasheet where known, and
+    why the figure is implausible (`flag`) where it is."""
     sp = row.get("spread_pct", math.nan)
-    return N.figure(row["median"], scale, sp if isinstance(sp, float) else None, fraction)
+    return N.figure(row["median"], scale, sp if isinstance(sp, float) else None, fraction, flag)
+
+
+def over_link(fraction: float | None) -> str:
+    """The flag of a copy above its link's theoretical rate (a fraction of it above 100 %)."""
+    return "above the PCIe link's theoretical rate" if fraction is not None and fraction > 1.005 else ""
 
 
 # What a cell says when a card has no figure for a row: the case's own status, never blank.
@@ -135,8 +141,8 @@ def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn, why: pd.DataFrame
     rows = rows.copy()
     rows["cell"] = [cell_fn(r) for r in records(rows)]
     t = rows.pivot_table(index=index, columns="card", values="cell", aggfunc="first", observed=True)
+    reasons: dict[tuple, str] = {}
     if t.isna().any().any():
-        reasons: dict[tuple, str] = {}
         if why is not None and not why.empty and all(c in why.columns for c in index):
             for r in records(why):
                 key = tuple(str(r[c]) for c in index)
@@ -147,6 +153,35 @@ def pivot_cells(rows: pd.DataFrame, index: list[str], cell_fn, why: pd.DataFrame
                 t.loc[key, card] = reasons.get((k, str(card)), NOT_RUN)
     if "bytes" in index:
         t = _sizes(t, index.index("bytes"))
+    return footnote_reasons(t, set(reasons.values()))
+
+
+# A reason repeated in more cells than this, in one table, is said once under it instead.
+REPEATS = 2
+
+
+def footnote_reasons(t: pd.DataFrame, reasons: set[str]) -> pd.DataFrame:
+    """Each reason (a skip or error message, from `reasons`) that fills more than REPEATS cells of
+    `t` is written once under the table (t.attrs["notes"], report/page.py prints them) and its
+    cells say "skipped (a)" — the status and the note's letter — so a column is not squeezed by
+    twelve copies of one sentence and no cell is left blank."""
+    if t.empty or not reasons:
+        return t
+    counts: dict[str, int] = {}
+    for v in t.to_numpy().ravel():
+        if isinstance(v, str) and v in reasons:
+            counts[v] = counts.get(v, 0) + 1
+    repeated = [r for r in sorted(counts) if counts[r] > REPEATS]
+    if not repeated:
+        return t
+    letter = {r: chr(ord("a") + i) if i < 26 else str(i + 1) for i, r in enumerate(repeated)}
+    short = {r: f"{r.split(':', 1)[0]} ({letter[r]})" for r in repeated}
+    t = t.apply(lambda col: col.map(lambda v: short.get(v, v) if isinstance(v, str) else v))
+    notes = list(t.attrs.get("notes", ()))
+    for r in repeated:
+        cards = [str(c) for c in t.columns if (t[c] == short[r]).any()]
+        notes.append(f"({letter[r]}) {r} — {counts[r]} cells of {', '.join(cards)}.")
+    t.attrs["notes"] = notes
     return t
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +22,7 @@ from triaudit import __version__
 from triaudit.core.builddir import git_commit
 from triaudit.core.errors import TriauditError
 from triaudit.report import figures, sections
+from triaudit.report import html as H
 from triaudit.report.frames import unknown_cards
 from triaudit.report.output import ReportFolder
 from triaudit.results import runs as R
@@ -42,37 +44,6 @@ def _md_table(t: pd.DataFrame) -> str:
         vals = ["" if pd.isna(v) else str(v) for v in row]
         lines.append("| " + " | ".join([str(k) for k in keys] + vals) + " |")
     return "\n".join(lines)
-
-
-def _inline(text: str) -> str:
-    """Text for the HTML page: escaped, with Markdown's `code spans` as <code> (the Markdown
-    report keeps the backticks)."""
-    parts = str(text).split("`")
-    if len(parts) % 2 == 0:  # an unpaired backtick: not a code span
-        return html.escape(str(text))
-    return "".join(html.escape(p) if i % 2 == 0 else f"<code>{html.escape(p)}</code>" for i, p in enumerate(parts))
-
-
-def _html_table(t: pd.DataFrame) -> str:
-    """A table with one header row (the index names, then the columns) and the index as row
-    headers, a repeated index value spanning its rows: no empty header row, no empty cell."""
-    names = [n or "" for n in (t.index.names or [""])]
-    head = "".join(f"<th>{_inline(n)}</th>" for n in names) + "".join(f"<th>{_inline(c)}</th>" for c in t.columns)
-    keys = [k if isinstance(k, tuple) else (k,) for k in t.index]
-    rows = []
-    for i, (key, values) in enumerate(zip(keys, t.itertuples(index=False, name=None))):
-        cells = []
-        for level, k in enumerate(key):
-            if i > 0 and keys[i - 1][: level + 1] == key[: level + 1]:
-                continue  # spanned by the row above
-            span = 1
-            while i + span < len(keys) and keys[i + span][: level + 1] == key[: level + 1]:
-                span += 1
-            attr = f" rowspan='{span}'" if span > 1 else ""
-            cells.append(f"<th{attr}>{_inline(k)}</th>")
-        cells += [f"<td>{_inline('' if pd.isna(v) else v)}</td>" for v in values]
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def _why_empty(files: list[Path], all_rows: pd.DataFrame, df: pd.DataFrame, include_incomplete: bool) -> str:
@@ -203,13 +174,30 @@ def _library_notes(contexts: dict[str, dict]) -> list[str]:
     return out
 
 
-def _runs_under(t: pd.DataFrame, shown: dict) -> str:
-    """The run behind each column of a table, named under it."""
-    labels = [str(c) for c in t.columns]
-    for level in range(t.index.nlevels):
-        labels += [str(v) for v in t.index.get_level_values(level).unique()]
-    named = [f"{label}: {'; '.join(shown[label])}" for label in dict.fromkeys(labels) if label in shown]
+def _runs_named(tables, shown: dict) -> list[str]:
+    """The run behind each column (and row label) of `tables`, once each: "card: run (...)"; the
+    cards of one run description together ("card, card: run (...)")."""
+    labels: list[str] = []
+    for _, t in tables:
+        labels += [str(c) for c in t.columns]
+        for level in range(t.index.nlevels):
+            labels += [str(v) for v in t.index.get_level_values(level).unique()]
+    by_run: dict[str, list[str]] = {}
+    for label in dict.fromkeys(labels):
+        if label in shown:
+            by_run.setdefault("; ".join(shown[label]), []).append(label)
+    return [f"{', '.join(cards)}: {run}" for run, cards in by_run.items()]
+
+
+def _runs_line(tables, shown: dict) -> str:
+    """The runs behind a section's tables, named once at its top."""
+    named = _runs_named(tables, shown)
     return ("Runs: " + " | ".join(named)) if named else ""
+
+
+def _notes_of(t: pd.DataFrame) -> list[str]:
+    """What a table says under itself (frames.pivot_cells: a reason given once for many cells)."""
+    return list(t.attrs.get("notes", ()))
 
 
 def write_report(
@@ -251,8 +239,13 @@ FIGURE_WORKERS = 2
 
 def _write_sections(rs, header, out, inputs, prices, tidy_csv, renderer) -> list[Path]:
     df = rs.table
-    # prices: sections/cost.py Prices; each figure goes to the renderer as its section makes it
-    secs = sections.all_sections(rs, prices=prices, on_figure=renderer.submit) if not df.empty else []
+    # prices: sections/cost.py Prices; each figure goes to the renderer as its section makes it. With
+    # nothing measured, other people's published figures of four cards stand in, labelled so.
+    secs = (
+        sections.all_sections(rs, prices=prices, on_figure=renderer.submit)
+        if not df.empty
+        else [sections.published.reference_section()]
+    )
     names = (
         ["report.md", "report.html"]
         + (["summary.md"] if any(s.key == "summary" and s.tables for s in secs) else [])
@@ -287,72 +280,117 @@ def _write_files(
         return f"{caption}: not drawn ({pngs[stem]!s})."
 
     md = [header[0], ""] + [x for h in header[2:] if h for x in (h, "")]
-    body = ["<h1>triaudit report</h1>"] + [f"<p>{_inline(h)}</p>" for h in header[2:] if h]
+    head = [
+        f"<p class='banner'>{H.inline(h)}</p>" if h.startswith("**") else f"<p>{H.inline(h)}</p>"
+        for h in header[2:]
+        if h
+    ]
+    first, blocks, side = None, [], []
     for s in secs:
         if not s.tables and not s.figures and not s.notes:
             continue
+        block = H.Block(s.key, s.title, folds=s.folds)
         md += [f"## {s.title}", ""]
-        body.append(f"<h2>{_inline(s.title)}</h2>")
-        if s.banner:
+        if s.banner and f"**{s.banner}**" not in header:  # the page opens with it already
             md += [f"**{s.banner}**", ""]
-            body.append(f"<p class='banner'><strong>{_inline(s.banner)}</strong></p>")
-        for caption, t in s.tables:
-            under = _runs_under(t, shown)
-            md += [f"### {caption}", "", _md_table(t), ""] + ([under, ""] if under else [])
-            body += [f"<h3>{_inline(caption)}</h3>", _html_table(t)]
-            if under:
-                body.append(f"<p class='runs'>{_inline(under)}</p>")
+            block.parts.append(f"<p class='banner'><strong>{H.inline(s.banner)}</strong></p>")
+        runs = _runs_line(s.tables, shown)
+        if runs:  # once per section: every table of it is made of these runs
+            md += [runs, ""]
+            block.parts.append(f"<p class='runs'>{H.inline(runs)}</p>")
+        for i, (caption, t) in enumerate(s.tables):
+            notes = _notes_of(t)
+            md += [f"### {caption}", "", _md_table(t), ""] + [x for n in notes for x in (n, "")]
+            html_table = (
+                f"<h3>{H.inline(caption)}</h3>"
+                + H.table(t)
+                + "".join(f"<p class='note'>{H.inline(n)}</p>" for n in notes)
+            )
+            if i == 0 and s.aside:  # said beside the section's first table (the summary's per-dollar answer)
+                md += [x for a in s.aside for x in (a, "")]
+                side += [f"<p>{H.inline(a)}</p>" for a in s.aside]
+            block.parts.append(html_table)
+        if s.more:  # detail tables: in the Markdown as they are, folded on the page
+            inner = []
+            for caption, t in s.more:
+                notes = _notes_of(t)
+                md += [f"### {caption}", "", _md_table(t), ""] + [x for n in notes for x in (n, "")]
+                inner.append(
+                    f"<h3>{H.inline(caption)}</h3>"
+                    + H.table(t)
+                    + "".join(f"<p class='note'>{H.inline(n)}</p>" for n in notes)
+                )
+            block.parts.append(
+                f"<details class='more'><summary>More: {len(s.more)} detail table{'s' if len(s.more) > 1 else ''}"
+                "</summary>" + "".join(inner) + "</details>"
+            )
         for para in s.paragraphs:
             md += [para, ""]
-            body.append(f"<p>{_inline(para)}</p>")
+            block.parts.append(f"<p>{H.inline(para)}</p>")
         for stem, caption, _fig in s.figures:
             if stem in drawn:
                 d = drawn[stem]
                 written.append(folder.write(f"{stem}.png", d.png))
                 md += [f"![{caption}]({stem}.png)", ""]
-                # Shown at its own size (no wider than the page's column); the data- attributes
-                # let a browser check say whether its smallest text is readable as shown.
-                body.append(
-                    f"<figure><img alt='{html.escape(caption)}' data-name='{stem}' width='{d.width_px}' "
-                    f"data-min-font-px='{d.min_font_px:.1f}' data-text-outside='{len(d.text_outside)}' "
-                    f"src='data:image/png;base64,{base64.b64encode(d.png).decode()}'>"
-                    f"<figcaption>{_inline(caption)}</figcaption></figure>"
+                # Shown at its own size (no wider than the page's column; on a phone its box
+                # scrolls sideways instead of shrinking it); the data- attributes let a browser
+                # check say whether its smallest text is readable as shown and which colour each
+                # card was drawn in (report/figures.py card_colors).
+                colours = html.escape(json.dumps(d.card_colors, sort_keys=True), quote=True)
+                block.parts.append(
+                    f"<figure><div class='scroll fig'><img alt='{html.escape(caption)}' data-name='{stem}' "
+                    f"width='{d.width_px}' data-min-font-px='{d.min_font_px:.1f}' "
+                    f"data-text-outside='{len(d.text_outside)}' data-card-colors='{colours}' "
+                    f"src='data:image/png;base64,{base64.b64encode(d.png).decode()}'></div>"
+                    f"<figcaption>{H.inline(caption)}</figcaption></figure>"
                 )
             else:
                 md += [not_drawn(stem, caption), ""]
-                body.append(f"<p>{html.escape(not_drawn(stem, caption))}</p>")
+                block.parts.append(f"<p>{html.escape(not_drawn(stem, caption))}</p>")
         if s.notes:
             md += ["Not measured:", ""] + [f"- {n}" for n in s.notes] + [""]
-            body.append("<p>Not measured:</p><ul>" + "".join(f"<li>{_inline(n)}</li>" for n in s.notes) + "</ul>")
+            block.parts.append(
+                "<p>Not measured:</p><ul>" + "".join(f"<li>{H.inline(n)}</li>" for n in s.notes) + "</ul>"
+            )
         if s.csv is not None and not s.csv.empty:
             s.csv.to_csv(folder.path(f"{s.key}.csv"), index=False)
             written.append(folder.out / f"{s.key}.csv")
+        block.counts = _counts(len(s.tables), sum(1 for stem, _, _ in s.figures if stem in drawn))
+        if block.folds:
+            blocks.append(block)
+        else:
+            first = block
+            if block.parts and s.tables:  # the first table (after the banner and runs) leads the first screen
+                lead = 1 + bool(s.banner and f"**{s.banner}**" not in header) + bool(runs)
+                block.parts = ["".join(block.parts[:lead])] + block.parts[lead:]
     written.insert(0, folder.write("report.md", "\n".join(md) + "\n"))
     summary = next((s for s in secs if s.key == "summary" and s.tables), None)
     if summary is not None:  # the summary alone, ready to publish
         written.append(folder.write("summary.md", _summary_md(summary, header, shown, drawn)))
-    page = (
-        "<!doctype html><html><head><meta charset='utf-8'><title>triaudit report</title><style>"
-        "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}"
-        "table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-        "th{background:#f4f4f4}img{max-width:100%;height:auto}figcaption{color:#555;font-size:90%}"
-        "code{background:#f4f4f4;padding:0 .2em}"
-        ".runs{color:#555;font-size:85%}</style></head><body>" + "\n".join(body) + "</body></html>\n"
-    )
-    written.insert(1, folder.write("report.html", page))
+    written.insert(1, folder.write("report.html", H.page("triaudit report", head, first, side, blocks)))
     if tidy_csv:
         _write_tidy(rs.table, folder.path("tidy.csv"))
         written.append(folder.out / "tidy.csv")
     return written
 
 
+def _counts(tables: int, figs: int) -> str:
+    parts = ([f"{tables} table{'s' if tables != 1 else ''}"] if tables else []) + (
+        [f"{figs} figure{'s' if figs != 1 else ''}"] if figs else []
+    )
+    return ", ".join(parts)
+
+
 def _summary_md(s, header: list[str], shown, drawn: dict) -> str:
     md = ["# triaudit summary", "", header[2] if len(header) > 2 else "", ""]
     if s.banner:
         md += [f"**{s.banner}**", ""]
-    for caption, t in s.tables:
-        under = _runs_under(t, shown)
-        md += [f"## {caption}", "", _md_table(t), ""] + ([under, ""] if under else [])
+    runs = _runs_line(s.tables, shown)
+    md += [runs, ""] if runs else []
+    for i, (caption, t) in enumerate(s.tables):
+        md += [f"## {caption}", "", _md_table(t), ""] + [x for n in _notes_of(t) for x in (n, "")]
+        if i == 0:
+            md += [x for a in s.aside for x in (a, "")]
     md += [x for p in s.paragraphs for x in (p, "")]
     md += [x for stem, caption, _ in s.figures if stem in drawn for x in (f"![{caption}]({stem}.png)", "")]
     return "\n".join(md) + "\n"

@@ -15,6 +15,7 @@ from typing import Callable
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.core.specs import match_card
 from triaudit.peers import statistics as S
 from triaudit.report import frames as F
@@ -282,7 +283,7 @@ def comparison_table(df: pd.DataFrame) -> pd.DataFrame:
                 {
                     "card": card,
                     "figure": f"{label} ({unit})",
-                    "measured": f"{value:,.1f}",
+                    "measured": N.number(value),
                     "where": where,
                     "published": _published_text(p),
                     "measured ÷ published": "" if r is None or math.isnan(r) else f"{r:.2f}",

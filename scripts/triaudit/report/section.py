@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from triaudit.core import palette
 from triaudit.results.table import plain
 
 
@@ -20,6 +21,20 @@ class Section:
     notes: list = field(default_factory=list)
     paragraphs: list = field(default_factory=list)  # text shown after the tables, before the figures
     banner: str = ""  # said first, in bold: what a reader must know before reading a figure (synthetic)
+    aside: list = field(default_factory=list)  # said beside the first table (the summary's per-dollar answer)
+    more: list = field(default_factory=list)  # (caption, DataFrame): detail tables, folded inside the section
+    folds: bool = True  # on the page: a <details>, closed; False: open, first (the summary)
+
+
+def card_colors(df: pd.DataFrame) -> dict[str, str]:
+    """Every card of the report (the whole table's columns, not only those a figure draws) -> its
+    colour (core/palette.py): the same card is the same colour in every figure."""
+    return palette.card_colors(df["card"].dropna().unique()) if not df.empty and "card" in df else {}
+
+
+def colors_for(rows: pd.DataFrame, colors: dict[str, str] | None) -> dict[str, str]:
+    """`colors` (the report's map) where given, else one made from `rows` alone (a figure drawn by itself)."""
+    return colors if colors else card_colors(rows)
 
 
 def legend_beside(fig, ax, inside: int = 8) -> None:
@@ -61,7 +76,8 @@ def pyplot():
 # column is 1168 px in a 1400-px window, and a wider figure would be shrunk until its text is unreadable.
 PAGE_WIDTH_IN = 10.0
 
-# Line styles that tell variants apart in grey too (colour tells cards apart): (linestyle, marker).
+# Line styles that tell variants apart (an operation, a memory kind, a precision, an algorithm; colour
+# tells cards apart): (linestyle, marker).
 VARIANT_STYLES = [("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"), ((0, (5, 1, 1, 1)), "v"), ((0, (1, 1)), "x")]
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from triaudit import corners as registry
 from triaudit.report import frames as F
-from triaudit.report.section import Section
+from triaudit.report.section import Section, card_colors
 from triaudit.report.sections import (
     collective,
     cost,
@@ -60,7 +60,7 @@ def all_sections(rs: ResultSet, prices=None, on_figure: Callable[[str, object], 
         add(*SECTION_BUILDERS[corner.section](rs, corner))
         if corner.name == "gemm":
             drawn, note = F.plotted(rs.table)
-            fig = gemm.roofline_figure(drawn)
+            fig = gemm.roofline_figure(drawn, card_colors(rs.table))
             if fig is not None:
                 next(s for s in secs if s.key == "gemm").figures.insert(
                     0, ("roofline", "Measured roofline per card" + note, fig)
@@ -82,6 +82,7 @@ def all_sections(rs: ResultSet, prices=None, on_figure: Callable[[str, object], 
         add(priced)
     # The summary comes first on the page: each card's triangle, from the same rows as the rest.
     currency = prices.currency if prices is not None else "USD"
-    add(summary.summary_section(rs, priced.csv if priced is not None else None, currency))
+    named = prices.path.name if prices is not None else ""
+    add(summary.summary_section(rs, priced.csv if priced is not None else None, currency, named))
     secs.insert(0, secs.pop())
     return secs

@@ -13,11 +13,21 @@ import math
 
 import pandas as pd
 
+from triaudit.core.palette import card_gid
 from triaudit.core.specs import match_card
 from triaudit.corners.base import Corner
 from triaudit.report import axes as A
 from triaudit.report import frames as F
-from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
+from triaudit.report.section import (
+    VARIANT_STYLES,
+    Section,
+    card_colors,
+    colors_for,
+    key_legends,
+    not_measured,
+    panels,
+    pyplot,
+)
 from triaudit.results.table import ResultSet
 
 
@@ -55,7 +65,7 @@ def bandwidth_section(rs: ResultSet, corner: Corner) -> Section:
                 )
             )
         multi = alg["ranks"].fillna(1).max() > 1
-        fig, caption = bandwidth_figure(bus if multi else alg, multi, corner)
+        fig, caption = bandwidth_figure(bus if multi else alg, multi, corner, card_colors(df))
         if fig is not None:
             sec.figures.append((f"{name}_bandwidth", caption, fig))
         sec.csv = alg[["card", "case", "op", "variant", "algo", "bytes", "ranks", "median", "spread_pct", "reps"]]
@@ -66,7 +76,7 @@ def bandwidth_section(rs: ResultSet, corner: Corner) -> Section:
 MODES = ("out_of_place", "in_place", "graph")
 
 
-def bandwidth_figure(rows, multi: bool, corner: Corner):
+def bandwidth_figure(rows, multi: bool, corner: Corner, colors: dict[str, str] | None = None):
     """A panel per mode, one element type (fp32 where measured; the tables hold the others):
     colour = card, line style = NCCL algorithm. Returns (figure or None, caption)."""
     series, note = F.plotted(rows)
@@ -76,11 +86,11 @@ def bandwidth_figure(rows, multi: bool, corner: Corner):
     types = sorted(series["variant"].unique())
     shown_type = "fp32" if "fp32" in types else types[0]
     series = series[series["variant"] == shown_type]
-    plt = pyplot()
+    pyplot()
     modes = [m for m in MODES if m in set(series["op"])]
     fig, axes = panels(len(modes), 3.33, 3.2, sharey=True)
     cards = sorted(series["card"].unique())
-    colors = dict(zip(cards, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    colors = {c: v for c, v in colors_for(series, colors).items() if c in cards}
     algos = sorted(a for a in series["algo"].dropna().unique()) or [""]
     styles = {a or "(one)": VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, a in enumerate(algos)}
     for ax, mode in zip(axes, modes):
@@ -97,6 +107,7 @@ def bandwidth_figure(rows, multi: bool, corner: Corner):
                 linestyle=ls,
                 color=colors[card],
                 label=label,
+                gid=card_gid(card),
             )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -188,12 +199,16 @@ def scaling_table(sc: pd.DataFrame, contexts: dict, link_key: str) -> tuple[pd.D
                     "algo": algo,
                     "GPUs": r.gpus,
                     "size": f"{r.bytes / 2**20:g} MiB",
-                    "busbw GB/s": round(r.busbw / 1e9, 1),
-                    "algbw GB/s": round(getattr(r, "algbw", math.nan) / 1e9, 1),
-                    "time µs": round(getattr(r, "time_s", math.nan) * 1e6, 1),
-                    "efficiency": "" if math.isnan(eff) else f"{eff * 100:.0f} % of {ref_g} GPUs",
-                    "of link model": "" if model is None or r.gpus < 2 else f"{r.busbw / model[0] * 100:.0f} %",
-                    "link model": "" if model is None else model[1],
+                    "busbw GB/s": F.fmt(r.busbw, 1e9),
+                    "algbw GB/s": F.fmt(getattr(r, "algbw", math.nan), 1e9) or "not recorded",
+                    "time µs": F.fmt(getattr(r, "time_s", math.nan), 1e-6) or "not recorded",
+                    "efficiency": "one GPU: no bus" if math.isnan(eff) else f"{eff * 100:.0f} % of {ref_g} GPUs",
+                    "of link model": "no link model"
+                    if model is None
+                    else "one GPU: no bus"
+                    if r.gpus < 2
+                    else f"{r.busbw / model[0] * 100:.0f} %",
+                    "link model": "not known for this card and link" if model is None else model[1],
                 }
             )
         keep.append(sel.assign(model=model[0] if model else math.nan))
@@ -203,21 +218,34 @@ def scaling_table(sc: pd.DataFrame, contexts: dict, link_key: str) -> tuple[pd.D
     return t.set_index(["card", "run", "type", "algo", "GPUs"]), pd.concat(keep)
 
 
-def scaling_figure(plotted: pd.DataFrame, title: str):
+def scaling_figure(plotted: pd.DataFrame, title: str, colors: dict[str, str] | None = None):
+    """busbw against GPU count: colour = card, marker and line style = type and algorithm."""
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    colors = colors_for(plotted, colors)
+    series = sorted({(t, a) for t, a in zip(plotted["type"], plotted["algo"])})
+    styles = {k: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, k in enumerate(series)}
     for (card, run, typ, algo), line in plotted.groupby(["card", "run", "type", "algo"]):
         line = line.sort_values("gpus")
-        p = ax.plot(line["gpus"], line["busbw"] / 1e9, marker="o", label=f"{card} ({run}): {typ} {algo}")
+        ls, marker = styles[(typ, algo)]
+        ax.plot(
+            line["gpus"],
+            line["busbw"] / 1e9,
+            marker=marker,
+            linestyle=ls,
+            color=colors[card],
+            label=f"{card} ({run}): {typ} {algo}",
+            gid=card_gid(card),
+        )
         m = line["model"].iloc[0]
         if not math.isnan(m):
-            ax.axhline(m / 1e9, color=p[0].get_color(), linestyle="--", linewidth=1)
+            ax.axhline(m / 1e9, color=colors[card], linestyle=(0, (1, 2)), linewidth=1, gid=card_gid(card))
     counts = sorted(plotted["gpus"].unique())
     ax.set_xticks(counts)
     ax.set_xlabel("GPUs")
     ax.set_ylabel("busbw (GB/s; flat = adding GPUs keeps each link's speed)")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"{title.capitalize()} scaling (dashed: the link model, datasheet per direction)")
+    ax.set_title(f"{title.capitalize()} scaling (dotted: the link model, datasheet per direction)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.set_layout_engine("tight")  # laid out as it is drawn
@@ -243,7 +271,11 @@ def scaling_section(rs: ResultSet, corner: Corner) -> Section:
                 )
             )
             sec.figures.append(
-                (f"{name}_scaling", "busbw against GPU count per card", scaling_figure(plotted, corner.collective))
+                (
+                    f"{name}_scaling",
+                    "busbw against GPU count per card",
+                    scaling_figure(plotted, corner.collective, card_colors(df)),
+                )
             )
         sec.csv = sc
     sec.notes = [n for n in not_measured(df, name) if "/scaling/" in n]

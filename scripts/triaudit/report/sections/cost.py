@@ -20,12 +20,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from triaudit.core import numbers as N
 from triaudit.core.errors import TriauditError
 from triaudit.core.specs import card_by_key, match_card
 from triaudit.plan import prices as C
 from triaudit.plan.models import MODELS
 from triaudit.report import frames as F
 from triaudit.report.section import Section
+from triaudit.report.sections.energy import missing_ceilings
 from triaudit.results.table import ResultSet, plain
 
 CARD_KEYS = {"rent_per_hour", "buy_price", "years", "power_price_kwh", "utilisation"}
@@ -182,15 +184,27 @@ def _power(p: C.Price, counters: dict, card_name: str) -> C.Power | None:
     return None
 
 
-def _cell(value: float, p: C.Price, power: C.Power | None) -> str:
-    text = C.money(value, p.currency)
+def _cell(value: float, p: C.Price, power: C.Power | None, decimals: int | None = None) -> str:
+    text = C.money(value, p.currency, decimals)
     if power is not None:
         text += f" (energy at {power.watts:,.0f} W, {power.source})"
     return text
 
 
-def _rate_table(rows: pd.DataFrame, priced: dict, names: dict, unit: float, cur: str, recs: list, what: str):
-    index, cells = [], {}
+def _rate_table(
+    rows: pd.DataFrame,
+    priced: dict,
+    names: dict,
+    unit: float,
+    cur: str,
+    recs: list,
+    what: str,
+    why: dict | None = None,
+    name: str = "precision",
+):
+    """`why`: (card, name, mode) -> why the card has no such case (skipped, failed): said in its cell."""
+    index: list[tuple] = []
+    got: dict[tuple, str | tuple[float, C.Price, C.Power | None]] = {}  # a price's (value, price, power), or why not
     for _, r in rows.sort_values(["name", "mode"]).iterrows():
         key, p = priced[r["card"]]
         power = _power(p, r["counters"], names[r["card"]])
@@ -198,11 +212,11 @@ def _rate_table(rows: pd.DataFrame, priced: dict, names: dict, unit: float, cur:
         if k not in index:
             index.append(k)
         if p.buying and power is None:
-            cells[(k, r["card"])] = "no power figure (no energy counter, no datasheet TDP)"
+            got[(k, r["card"])] = "no power figure (no energy counter, no datasheet TDP)"
             continue
         per = C.hourly(p, power).total
         v = C.per_unit_hour(per, r["median"], unit)
-        cells[(k, r["card"])] = _cell(v, p, power)
+        got[(k, r["card"])] = (v, p, power)
         recs.append(
             {
                 "card": r["card"],
@@ -222,9 +236,22 @@ def _rate_table(rows: pd.DataFrame, priced: dict, names: dict, unit: float, cur:
     cards = sorted(priced)
     if not index:
         return pd.DataFrame()
+    # One row's prices with the same decimals (core/numbers.py money_decimals).
+    decimals = {
+        k: N.money_decimals([g[0] for (kk, _), g in got.items() if kk == k and isinstance(g, tuple)]) for k in index
+    }
+
+    def cell(k, card) -> str:
+        g = got.get((k, card))
+        if g is None:
+            return (why or {}).get((card, k[0], k[1]), F.NOT_RUN)
+        if isinstance(g, str):
+            return g
+        return _cell(g[0], g[1], g[2], decimals[k])
+
     return pd.DataFrame(
-        [{c: cells.get((k, c), "") for c in cards} for k in index],
-        index=pd.MultiIndex.from_tuples(index, names=["", "mode"]),
+        [{c: cell(k, c) for c in cards} for k in index],
+        index=pd.MultiIndex.from_tuples(index, names=[name, "mode"]),
         columns=cards,
     )
 
@@ -262,28 +289,33 @@ def decode_cost(files: list[str], prices: Prices, p: C.Price) -> dict:
 
 def _decode_table(df: pd.DataFrame, prices: Prices, priced: dict, recs: list) -> pd.DataFrame:
     cards = sorted(priced)
-    rows: dict[str, dict] = {"at the most users served": {}, "at batch 1": {}}
+    m = MODELS[prices.decode_model]
+    workload = f"{m.name}, {prices.decode_weights} weights, {prices.tokens_per_user:g} token/s per user"
+    served, single = "at the batch served", "at batch 1"
+    cells: dict[tuple[str, str], object] = {}  # (row, card) -> (value, text after it, price) or why
     for card in cards:
         key, p = priced[card]
         files = sorted(df.loc[(df["card"] == card) & (df["status"] == "ok"), "file"].unique())
         got = decode_cost(files, prices, p)
         if "error" in got:
-            rows["at batch 1"][card] = f"not known: {got['error']}"
+            cells[(served, card)] = cells[(single, card)] = f"not known: {got['error']}"
             continue
         r, src = got["rows"], got["sources"]
         if "cost per million tokens" not in r:
             need = r.get("GPUs that would hold it")
-            rows["at batch 1"][card] = f"does not fit one GPU{f' ({need} GPUs would hold it)' if need else ''}"
+            cells[(served, card)] = cells[(single, card)] = (
+                f"does not fit one GPU{f' ({need} GPUs would hold it)' if need else ''}"
+            )
             continue
         batched = [(k, v) for k, v in r.items() if k.startswith("tokens/s at batch ")]
         power = next((s for k, s in src.items() if k == "power drawn"), "")
         tail = (
             f"; energy at {r['power drawn']:,.0f} W, {power.split(':')[0]}" if p.buying and "power drawn" in r else ""
         )
-        single = r["tokens/s per sequence (batch 1)"]
+        one_tps = r["tokens/s per sequence (batch 1)"]
         one = r.get("cost per million tokens at batch 1", r["cost per million tokens"] if not batched else None)
         if one is not None:
-            rows["at batch 1"][card] = f"{C.money(one, p.currency)} ({single:,.0f} token/s{tail})"
+            cells[(single, card)] = (one, f" ({N.number(one_tps)} token/s{tail})", p)
             recs.append(
                 {
                     "card": card,
@@ -293,16 +325,15 @@ def _decode_table(df: pd.DataFrame, prices: Prices, priced: dict, recs: list) ->
                     "mode": "batch 1",
                     "value": one,
                     "unit": f"{p.currency} per million tokens",
-                    "rate": single,
+                    "rate": one_tps,
+                    "workload": workload,
                 }
             )
         if batched:
             label, tps = batched[-1]
             batch = label.removeprefix("tokens/s at batch ")
             v = r["cost per million tokens"]
-            rows["at the most users served"][card] = (
-                f"{C.money(v, p.currency)} (batch {batch}, {tps:,.0f} token/s{tail})"
-            )
+            cells[(served, card)] = (v, f" (batch {batch}, {N.number(tps)} token/s{tail})", p)
             recs.append(
                 {
                     "card": card,
@@ -313,11 +344,24 @@ def _decode_table(df: pd.DataFrame, prices: Prices, priced: dict, recs: list) ->
                     "value": v,
                     "unit": f"{p.currency} per million tokens",
                     "rate": tps,
+                    "workload": workload,
                 }
             )
-    t = pd.DataFrame(rows).T.reindex(columns=cards).fillna("")
-    t = t[(t != "").any(axis=1)]
-    t.index.name = ""
+        elif one is not None:
+            cells[(served, card)] = "batch 1 only: no larger batch keeps the per-user rate"
+    rows = [row for row in (served, single) if any(isinstance(cells.get((row, c)), tuple) for c in cards)]
+    data = []
+    for row in rows:
+        d = N.money_decimals([g[0] for c in cards if isinstance(g := cells.get((row, c)), tuple)])
+        data.append(
+            {
+                c: C.money(g[0], g[2].currency, d) + g[1]
+                if isinstance(g := cells.get((row, c)), tuple)
+                else g or F.NOT_RUN
+                for c in cards
+            }
+        )
+    t = pd.DataFrame(data, index=pd.Index(rows, name="decode"), columns=cards)
     return t
 
 
@@ -356,7 +400,9 @@ def cost_section(rs: ResultSet, prices: Prices | str | Path):
             f"Your prices ({prices.path}; keys match a card's name or its specs.py key).{said}",
             pd.DataFrame(
                 {"price key": {c: priced[c][0] for c in cards}, "price": {c: _describe(priced[c][1]) for c in cards}}
-            ).T[cards],
+            )
+            .T[cards]
+            .rename_axis("your prices"),
         )
     )
     recs: list[dict] = []
@@ -368,7 +414,7 @@ def cost_section(rs: ResultSet, prices: Prices | str | Path):
     )
     g = bs[bs["kind"] == "gemm"] if not bs.empty else bs
     if not g.empty:
-        t = _rate_table(g, priced, names, 1e15, cur, recs, "PFLOP/s-hour")
+        t = _rate_table(g, priced, names, 1e15, cur, recs, "PFLOP/s-hour", missing_ceilings(df))
         if not t.empty:
             sec.tables.append(
                 (
@@ -379,14 +425,16 @@ def cost_section(rs: ResultSet, prices: Prices | str | Path):
             )
     s = bs[bs["kind"] == "stream"] if not bs.empty else bs
     if not s.empty:
-        t = _rate_table(s, priced, names, 1e12, cur, recs, "TB/s-hour")
+        t = _rate_table(s, priced, names, 1e12, cur, recs, "TB/s-hour", name="type")
         buy = {c: p for c, (_, p) in priced.items() if p.buying}
         if not t.empty and buy:
             burst = s[(s["mode"] == "burst") & s["card"].isin(buy)]
+            decimals = N.money_decimals(
+                [buy[r["card"]].purchase / (r["median"] / 1e9) for r in burst.to_dict("records")]
+            )
             for r in burst.to_dict("records"):
-                p = buy[r["card"]]
-                v = p.purchase / (r["median"] / 1e9)
-                t.loc[(r["name"], "purchase price per GB/s (burst)"), r["card"]] = C.money(v, cur)
+                v = buy[r["card"]].purchase / (r["median"] / 1e9)
+                t.loc[(r["name"], "purchase price per GB/s (burst)"), r["card"]] = C.money(v, cur, decimals)
                 recs.append(
                     {
                         "card": r["card"],
@@ -400,11 +448,11 @@ def cost_section(rs: ResultSet, prices: Prices | str | Path):
                         "rate_case": r["case"],
                     }
                 )
-            t = t.fillna("")
+            t = t.fillna("rented: no purchase price")
         if not t.empty:
             sec.tables.append(
                 (
-                    f"{cur} per TB/s-hour of measured HBM bandwidth (STREAM triad, largest size, L2 "
+                    f"{cur} per TB/s-hour of measured memory bandwidth (STREAM triad, largest size, L2 "
                     f"flushed): an hour of the card ÷ its TB/s; buying: also the purchase price per GB/s "
                     f"(the price-per-bandwidth comparison, on measured bandwidth); {src}",
                     t,
@@ -416,8 +464,9 @@ def cost_section(rs: ResultSet, prices: Prices | str | Path):
         sec.tables.append(
             (
                 f"{cur} per million decode tokens, {m.name} {prices.decode_weights} weights, one GPU "
-                f"(triaudit plan decode --run on the card's files: measured HBM bandwidth and compute; "
-                f"the most users that fit and each get {prices.tokens_per_user:g} token/s, and batch 1)",
+                f"(triaudit plan decode --run on the card's files: measured memory bandwidth and compute); "
+                f"at the batch served: the most users that fit and each get {prices.tokens_per_user:g} token/s "
+                "(the summary's figure); and at batch 1",
                 t,
             )
         )

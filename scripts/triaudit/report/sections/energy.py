@@ -20,8 +20,9 @@ import pandas as pd
 
 from triaudit import corners as registry
 from triaudit.core import numbers as N
+from triaudit.core.palette import card_gid
 from triaudit.report import frames as F
-from triaudit.report.section import Section, panels
+from triaudit.report.section import VARIANT_STYLES, Section, card_colors, colors_for, panels
 from triaudit.results.table import ResultSet, card_contexts, records
 
 DISAGREE = 0.10  # counter and power samples further apart than this are named (the executables' threshold)
@@ -90,8 +91,11 @@ def _table(
     eff_unit: str,
     eff_scale: float,
     missing: dict[tuple[str, str, str], str] | None = None,
+    only: tuple[str, ...] = (),
 ):
-    """`missing`: (card, name, mode) -> why that card has no such case (skipped, failed)."""
+    """`missing`: (card, name, mode) -> why that card has no such case (skipped, failed); `only`:
+    the figures (rows) wanted, by name ("power (W)", ...; the unit and efficiency rows are "rate"
+    and "efficiency"), all by default."""
     cards = sorted(rows["card"].unique())
     index, data = [], []
     order = {"burst": 0, "sustained": 1}
@@ -103,7 +107,7 @@ def _table(
         }
         for card, r in per_card.items():
             c = r["counters"]
-            figures[unit][card] = F.cell(r, scale)
+            figures[unit][card] = F.cell(r, scale) + (" TOP/s" if name == "int8" and unit == "TFLOP/s" else "")
             figures["SM clock (MHz)"][card] = _f(_num(c, "sm_clock_mean_mhz"))
             watts, smean, smax = (
                 _num(c, "watts_mean"),
@@ -147,6 +151,9 @@ def _table(
                 figures[eff_unit][card] = "not known"
         first = True
         for what, cells in figures.items():
+            kind = "rate" if what == unit else "efficiency" if what == eff_unit else what
+            if only and kind not in only:
+                continue
             if any(cells.values()):
                 index.append((name, mode, what))
                 row = {}
@@ -158,10 +165,10 @@ def _table(
                         row[card] = cells.get(card) or "not recorded"
                 data.append(row)
                 first = False
-    return pd.DataFrame(data, index=pd.MultiIndex.from_tuples(index, names=["", "mode", "figure"]), columns=cards)
+    return pd.DataFrame(data, index=pd.MultiIndex.from_tuples(index, names=["case", "mode", "figure"]), columns=cards)
 
 
-def _missing_ceilings(df: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+def missing_ceilings(df: pd.DataFrame) -> dict[tuple[str, str, str], str]:
     """(card, precision, mode) -> the status and message of a GEMM ceiling case that did not measure."""
     m = F.missing(df, "gemm")
     if m.empty:
@@ -197,7 +204,7 @@ def _context_table(df: pd.DataFrame, cards: list[str], contexts: dict[str, dict]
         rows["temperature at start (°C)"][card] = str(c.get("temperature_start_c", ""))
         rows["energy counter"][card] = str(c.get("energy_counter", "")) or "not recorded (older result)"
     t = pd.DataFrame(rows).T[cards] if cards else pd.DataFrame()
-    t.index.name = ""
+    t.index.name = "from the context"
     return t
 
 
@@ -256,16 +263,16 @@ def perf_per_watt_table(df: pd.DataFrame, bs: pd.DataFrame, labels: Labels) -> p
         for r in records(rows[["card", "file", "case", "median", *key]]):
             r["counters"] = m.get((r["file"], r["case"]), {})
             name = f"{r['op']} {r['variant']}" + (f" algo:{r['algo']}" if r.get("algo") else "")
-            add((what, name, ""), r, counter, 1e9)
+            add((what, name, "largest"), r, counter, 1e9)
     if not entries:
         return pd.DataFrame()
     cards = sorted({c for _, c, _ in entries})
     keys = list(dict.fromkeys(k for k, _, _ in entries))
     cell = {(k, c): v for k, c, v in entries}
-    why = _missing_ceilings(df)
+    why = missing_ceilings(df)
     t = pd.DataFrame(
         [{c: cell.get((k, c)) or why.get((c, k[1], k[2]), "not run") for c in cards} for k in keys],
-        index=pd.MultiIndex.from_tuples(keys, names=["", "case", "mode"]),
+        index=pd.MultiIndex.from_tuples(keys, names=["figure", "case", "mode"]),
         columns=cards,
     )
     return t
@@ -287,9 +294,13 @@ def disagreement_table(bs: pd.DataFrame) -> pd.DataFrame:
     return t
 
 
-def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame, contexts: dict[str, dict]):
-    """Throughput against the energy counter's mean power per card: burst filled, sustained hollow,
-    an arrow between them; the enforced power limit dashed."""
+def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame, contexts: dict[str, dict], colors=None):
+    """Throughput against the energy counter's mean power per card: colour = card (the report's
+    one colour per card), marker = precision or type, burst filled, sustained hollow, an arrow
+    between them; the enforced power limit dotted in the card's colour. Every name is in the
+    legends below the panels, none written over the points."""
+    from matplotlib.lines import Line2D
+
     pts = bs[[("watts_mean" in c) for c in bs["counters"]]] if not bs.empty else bs
     if pts.empty:
         return None
@@ -297,18 +308,30 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame, contexts: dict[s
     kinds = [k for k in ("gemm", "stream") if k in set(pts["kind"])]
     fig, axes = panels(len(kinds), 5.0, 4.2)
     cards = sorted(pts["card"].unique())
+    colors = colors_for(pts, colors)
+    names = sorted(set(pts["name"]))
+    markers = {n: VARIANT_STYLES[i % len(VARIANT_STYLES)][1] for i, n in enumerate(names)}
     ctxs = card_contexts(df, contexts)
+    limits = {}
     for ax, kind in zip(axes, kinds):
         sub = pts[pts["kind"] == kind]
         scale, unit = (1e12, "TFLOP/s (TOP/s for int8)") if kind == "gemm" else (1e9, "GB/s")
-        for ci, card in enumerate(cards):
-            color = f"C{ci}"
+        for card in cards:
+            color, gid = colors[card], card_gid(card)
             mine = sub[sub["card"] == card]
             for name, grp in mine.groupby("name"):
                 xy = {r["mode"]: (r["counters"]["watts_mean"][0], r["median"] / scale) for r in records(grp)}
                 for mode, (x, y) in xy.items():
-                    ax.scatter([x], [y], s=40, color=color, facecolors=color if mode == "burst" else "none", zorder=3)
-                    ax.annotate(f"{name} {mode}", (x, y), fontsize=7, xytext=(4, 3), textcoords="offset points")
+                    ax.scatter(
+                        [x],
+                        [y],
+                        s=36,
+                        marker=markers[name],
+                        color=color,
+                        facecolors=color if mode == "burst" else "none",
+                        zorder=3,
+                        gid=gid,
+                    )
                 if len(xy) == 2:
                     ax.annotate(
                         "",
@@ -321,15 +344,28 @@ def throughput_watts_figure(bs: pd.DataFrame, df: pd.DataFrame, contexts: dict[s
             except ValueError:
                 limit = math.nan
             if not math.isnan(limit):
-                ax.axvline(limit, color=color, linestyle="--", linewidth=1, alpha=0.6)
-            ax.scatter([], [], color=color, label=card + (f" (limit {limit:.0f} W)" if not math.isnan(limit) else ""))
+                limits[card] = limit
+                ax.axvline(limit, color=color, linestyle=(0, (1, 2)), linewidth=1, alpha=0.8, gid=gid)
         ax.set_xlabel("mean power, energy counter (W)")
         ax.set_ylabel(unit)
         ax.set_title("GEMM ceilings" if kind == "gemm" else "STREAM triad, largest size")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+    handles = [Line2D([], [], color=colors[c], linewidth=3) for c in cards]
+    labels = [c + (f" (limit {limits[c]:.0f} W, dotted)" if c in limits else "") for c in cards]
+    handles += [Line2D([], [], color="black", marker=markers[n], linestyle="", markersize=5) for n in names]
+    labels += names
+    handles += [
+        Line2D([], [], color="black", marker="o", linestyle="", markersize=5),
+        Line2D([], [], color="black", marker="o", markerfacecolor="none", linestyle="", markersize=5),
+    ]
+    labels += ["burst (filled)", "sustained (hollow)"]
+    ncol = 3
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False, fontsize=7)
+    rows = -(-len(labels) // ncol)
     fig.suptitle("Throughput against power: burst (filled) → sustained (hollow)", fontsize=10)
-    fig.set_layout_engine("tight")  # laid out as it is drawn
+    h = fig.get_size_inches()[1]
+    fig.set_size_inches(fig.get_size_inches()[0], h + 0.18 * rows)
+    fig.set_layout_engine("tight", rect=(0, (0.25 + 0.18 * rows) / (h + 0.18 * rows), 1, 1))
     return fig
 
 
@@ -374,24 +410,40 @@ def energy_section(rs: ResultSet):
                 )
             )
     g = bs[bs["kind"] == "gemm"] if not bs.empty else bs
+    details = ("SM clock (MHz)", "temperature (°C)", "window", "energy per op (J)")
+    gemm_args = (g, labels, "TFLOP/s", 1e12, "flops_per_joule", "TFLOP/s per W", 1e12, missing_ceilings(df))
     if not g.empty:
         sec.tables.append(
             (
-                "GEMM ceilings, burst vs sustained: throughput (± half range), mean SM clock, power "
-                "(energy counter; power samples), temperature (lowest start → highest end over the "
-                "repetitions), window, energy (burst: right after the warm-up, the best shape; "
-                "sustained: 8192³ back to back, the median over the window)",
-                _table(g, labels, "TFLOP/s", 1e12, "flops_per_joule", "TFLOP/s per W", 1e12, _missing_ceilings(df)),
+                "GEMM ceilings, burst vs sustained: throughput (TFLOP/s, TOP/s for int8; ± half range), power "
+                "(energy counter; power samples), TFLOP/s per W (burst: right after the warm-up, the best "
+                "shape; sustained: 8192³ back to back, the median over the window)",
+                _table(*gemm_args, only=("rate", "power (W)", "efficiency")),
+            )
+        )
+        sec.more.append(
+            (
+                "GEMM ceilings: mean SM clock, temperature (lowest start → highest end over the repetitions), "
+                "the window, energy per operation",
+                _table(*gemm_args, only=details),
             )
         )
     s = bs[bs["kind"] == "stream"] if not bs.empty else bs
     if not s.empty:
         sizes = sorted({int(b) * 3 for b in s["bytes"]})
+        moved = " / ".join(f"{b / 2**30:g} GiB" for b in sizes)
+        stream_args = (s, labels, "GB/s", 1e9, "bytes_per_joule", "GB/s per W", 1e9)
         sec.tables.append(
             (
-                f"STREAM triad, L2 flushed, {' / '.join(f'{b / 2**30:g} GiB' for b in sizes)} moved per "
-                "triad: burst (the cold sweep's case) vs sustained (back to back over the window)",
-                _table(s, labels, "GB/s", 1e9, "bytes_per_joule", "GB/s per W", 1e9),
+                f"STREAM triad, L2 flushed, {moved} moved per triad: burst (the cold sweep's case) vs "
+                "sustained (back to back over the window): GB/s, power, GB/s per W",
+                _table(*stream_args, only=("rate", "power (W)", "efficiency")),
+            )
+        )
+        sec.more.append(
+            (
+                f"STREAM triad ({moved}): mean SM clock, temperature, the window, energy per operation",
+                _table(*stream_args, only=details),
             )
         )
     ppw = perf_per_watt_table(df, bs, labels)
@@ -415,14 +467,14 @@ def energy_section(rs: ResultSet):
                 )
             )
         drawn, note = F.plotted(bs)
-        fig = throughput_watts_figure(drawn, df, rs.contexts)
+        fig = throughput_watts_figure(drawn, df, rs.contexts, card_colors(df))
         if fig is not None:
             left = sorted(set(drawn["card"]) - {r["card"] for r in records(drawn) if "watts_mean" in r["counters"]})
             sec.figures.append(
                 (
                     "throughput_vs_watts",
                     "Throughput against mean power per card (energy counter), "
-                    "burst → sustained; dashed: the enforced power limit"
+                    "burst → sustained; dotted: the enforced power limit"
                     + note
                     + (f" (no energy figure, not drawn: {', '.join(left)})" if left else ""),
                     fig,

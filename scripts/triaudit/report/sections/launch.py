@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from triaudit.core.palette import card_gid
 from triaudit.report import frames as F
-from triaudit.report.section import VARIANT_STYLES, Section, not_measured, pyplot
+from triaudit.report.section import VARIANT_STYLES, Section, card_colors, key_legends, not_measured, pyplot
 from triaudit.results.table import ResultSet
 
 
@@ -51,18 +52,28 @@ def launch_section(rs: ResultSet) -> Section:
         fig, ax = plt.subplots(figsize=(7, 4.2))
         drawn, note = F.plotted(chain)
         variants = sorted(drawn["variant"].unique())
+        colors = card_colors(df)  # colour = card, line style = eager or graph
         for (card, variant), line in drawn.groupby(["card", "variant"]):
             line = line.sort_values("kernels")
             ls, marker = VARIANT_STYLES[variants.index(variant) % len(VARIANT_STYLES)]
-            ax.plot(line["kernels"], line["median"] * 1e6, marker=marker, linestyle=ls, label=f"{card}: {variant}")
+            ax.plot(
+                line["kernels"],
+                line["median"] * 1e6,
+                marker=marker,
+                linestyle=ls,
+                color=colors[card],
+                label=f"{card}: {variant}",
+                gid=card_gid(card),
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("kernels in the chain")
         ax.set_ylabel("time per kernel (µs, launch to completion)")
         ax.set_title("Launch cost: eager vs CUDA Graph")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.set_layout_engine("tight")  # laid out as it is drawn
+        # The names below the axes, never over the lines: colour = card, line style = eager or graph.
+        styles = {v: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, v in enumerate(variants)}
+        key_legends(fig, {c: colors[c] for c in sorted(drawn["card"].unique())}, styles, "card", "launch")
         sec.figures.append(("launch_eager_vs_graph", "Per-kernel cost of a chain, eager vs graph" + note, fig))
     sec.csv = t[["card", "case", "op", "variant", "median", "spread_pct", "reps"]] if not t.empty else None
     sec.notes = not_measured(df, "launch")

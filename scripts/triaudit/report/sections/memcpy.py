@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import pandas as pd
 
+from triaudit.core import numbers as N
+from triaudit.core.palette import card_gid
 from triaudit.report import axes as A
 from triaudit.report import frames as F
-from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
+from triaudit.report.section import (
+    VARIANT_STYLES,
+    Section,
+    card_colors,
+    colors_for,
+    key_legends,
+    not_measured,
+    panels,
+    pyplot,
+)
 from triaudit.results.table import ResultSet
 
 
@@ -29,7 +40,10 @@ def memcpy_section(rs: ResultSet) -> Section:
             (
                 "Largest size (GB/s, % of the PCIe link's theoretical per direction; d2d counts bytes once)",
                 F.pivot_cells(
-                    largest, ["op", "variant"], lambda r: F.cell(r, 1e9, frac(r)), why=F.missing(df, "memcpy")
+                    largest,
+                    ["op", "variant"],
+                    lambda r: F.cell(r, 1e9, frac(r), F.over_link(frac(r))),
+                    why=F.missing(df, "memcpy"),
                 ),
             )
         )
@@ -46,7 +60,7 @@ def memcpy_section(rs: ResultSet) -> Section:
                 )
             )
         drawn, note = F.plotted(bw)
-        fig = memcpy_figure(drawn)
+        fig = memcpy_figure(drawn, card_colors(df))
         if fig is not None:
             sec.figures.append(
                 ("memcpy_bandwidth", "Copy bandwidth against size: pinned vs pageable and the rest" + note, fig)
@@ -56,11 +70,11 @@ def memcpy_section(rs: ResultSet) -> Section:
     if not ov.empty:
         sec.tables.append(
             (
-                "Copy/compute overlap: fraction of the copy hidden behind a kernel of equal length",
+                "Copy/compute overlap: share of the copy hidden behind a kernel of equal length (%)",
                 F.pivot_cells(
                     F.with_int(ov, "bytes"),
                     ["variant", "bytes"],
-                    lambda r: F.fmt(r["median"]),
+                    lambda r: N.percent(r["median"]),
                     why=F.missing(df, "memcpy"),
                 ),
             )
@@ -69,17 +83,18 @@ def memcpy_section(rs: ResultSet) -> Section:
     return sec
 
 
-def memcpy_figure(bw: pd.DataFrame):
-    """Bandwidth against copy size, a panel per direction: colour = memory kind, line style = card."""
+def memcpy_figure(bw: pd.DataFrame, colors: dict[str, str] | None = None):
+    """Bandwidth against copy size, a panel per direction: colour = card (the report's one colour
+    per card), marker and line style = memory kind."""
     groups = [g for g in ("h2d", "d2h", "bidir", "d2d") if g in set(bw["op"])]
     if not groups:
         return None
-    plt = pyplot()
+    pyplot()
     fig, axes = panels(len(groups), 5.0, 3.3)
     cards = sorted(bw["card"].unique())
     variants = sorted(bw["variant"].unique())
-    colors = dict(zip(variants, plt.rcParams["axes.prop_cycle"].by_key()["color"] * 2))
-    styles = {card: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, card in enumerate(cards)}
+    colors = colors_for(bw, colors)
+    styles = {v: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, v in enumerate(variants)}
     titles = {
         "h2d": "host to device",
         "d2h": "device to host",
@@ -90,15 +105,17 @@ def memcpy_figure(bw: pd.DataFrame):
         sub = bw[bw["op"] == op]
         for (card, variant), line in sub.groupby(["card", "variant"]):
             line = line.sort_values("bytes")
-            ls, marker = styles[card]
+            ls, marker = styles[variant]
             ax.plot(
                 line["bytes"],
                 line["median"],
                 marker=marker,
                 markersize=3,
                 linestyle=ls,
-                color=colors[variant],
+                linewidth=1,
+                color=colors[card],
                 label=f"{card}: {variant}",
+                gid=card_gid(card),
             )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -108,5 +125,5 @@ def memcpy_figure(bw: pd.DataFrame):
         ax.set_ylabel("bandwidth (bytes/s)")
         ax.set_title(titles[op])
         ax.grid(True, which="both", alpha=0.3)
-    key_legends(fig, {v: colors[v] for v in variants}, styles, "memory", "card")
+    key_legends(fig, {c: colors[c] for c in cards}, styles, "card", "memory")
     return fig

@@ -113,11 +113,11 @@ def matrix_table(rows: pd.DataFrame, n: int) -> pd.DataFrame:
         for j in idx:
             v, flag = vals.loc[i, j], low.loc[i, j]
             star = "*" if not pd.isna(flag) and bool(flag) else ""
-            t.loc[f"GPU{i}", f"GPU{j}"] = "—" if i == j else ("" if pd.isna(v) else f"{v / 1e9:,.1f}{star}")
-        t.loc[f"GPU{i}", "total"] = f"{vals.loc[i].sum(skipna=True) / 1e9:,.1f}"
+            t.loc[f"GPU{i}", f"GPU{j}"] = "—" if i == j else (F.NOT_RUN if pd.isna(v) else F.fmt(v, 1e9) + star)
+        t.loc[f"GPU{i}", "total"] = F.fmt(vals.loc[i].sum(skipna=True), 1e9)
     for j in idx:
-        t.loc["SUM", f"GPU{j}"] = f"{vals[j].sum(skipna=True) / 1e9:,.1f}"
-    t.loc["SUM", "total"] = f"{vals.sum(skipna=True).sum() / 1e9:,.1f}"
+        t.loc["SUM", f"GPU{j}"] = F.fmt(vals[j].sum(skipna=True), 1e9)
+    t.loc["SUM", "total"] = F.fmt(vals.sum(skipna=True).sum(), 1e9)
     t.index.name = "src \\ dst"
     return t
 
@@ -281,10 +281,10 @@ def p2p_section(rs: ResultSet):
             for variant, rows in small[small["file"] == f].groupby("variant"):
                 n = _gpu_count(contexts.get(f, {}), rows.astype({"src": "int64", "dst": "int64"}))
                 t = pd.DataFrame(
-                    "", index=[f"GPU{i}" for i in range(n)], columns=[f"GPU{j}" for j in range(n)], dtype=object
+                    F.NOT_RUN, index=[f"GPU{i}" for i in range(n)], columns=[f"GPU{j}" for j in range(n)], dtype=object
                 )
                 for r in rows.itertuples():
-                    t.loc[f"GPU{int(r.src)}", f"GPU{int(r.dst)}"] = f"{r.median * 1e6:.2f}"
+                    t.loc[f"GPU{int(r.src)}", f"GPU{int(r.dst)}"] = F.fmt(r.median, 1e-6)
                 for i in range(n):
                     t.loc[f"GPU{i}", f"GPU{i}"] = "—"
                 t.index.name = "src \\ dst"

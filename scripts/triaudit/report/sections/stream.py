@@ -7,9 +7,19 @@ import math
 import pandas as pd
 
 from triaudit.core import numbers as N
+from triaudit.core.palette import card_gid
 from triaudit.report import axes as A
 from triaudit.report import frames as F
-from triaudit.report.section import VARIANT_STYLES, Section, key_legends, not_measured, panels, pyplot
+from triaudit.report.section import (
+    VARIANT_STYLES,
+    Section,
+    card_colors,
+    colors_for,
+    key_legends,
+    not_measured,
+    panels,
+    pyplot,
+)
 from triaudit.results.table import ResultSet, card_contexts, plain, records
 
 OPS = ["copy", "scale", "add", "triad", "dot"]
@@ -39,12 +49,18 @@ def stream_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell(row) -> str:
-    pf = row.get("peak_fraction", math.nan)
-    return F.cell({"median": row["gbps"], "spread_pct": row["spread_pct"]}, 1.0, None if math.isnan(pf) else pf)
+    """GB/s ± half range, and its share of the datasheet bandwidth (of the device-reported peak for
+    a card not in the datasheets); above 100 % it is flagged: no triad beats its memory."""
+    frac = F.spec_fraction(row["gbps"] * 1e9, row["card"], "bandwidth")
+    if frac is None:
+        pf = row.get("peak_fraction", math.nan)
+        frac = None if pf is None or math.isnan(pf) else pf
+    flag = "above the memory's peak" if frac is not None and frac > 1.005 else ""
+    return F.cell({"median": row["gbps"], "spread_pct": row["spread_pct"]}, 1.0, frac, flag)
 
 
 def hbm_table(s: pd.DataFrame) -> pd.DataFrame:
-    """Per card, the largest array it measured, cold: the HBM figure."""
+    """Per card, the largest array it measured, cold: the memory figure."""
     cold = s[s["cache"] == "cold"]
     if cold.empty:
         return pd.DataFrame()
@@ -84,43 +100,47 @@ def csv_table(df: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index()
 
 
-def plot_figure(df: pd.DataFrame, file_contexts: dict[str, dict]):
-    """Bandwidth against working-set size: panels fp32/fp64 x hot/cold, colour = operation,
-    line style = card, each card's L2 size marked. None when there is nothing to plot."""
+def plot_figure(df: pd.DataFrame, file_contexts: dict[str, dict], colors: dict[str, str] | None = None):
+    """Bandwidth against working-set size: panels fp32/fp64 x hot/cold, colour = card (the report's
+    one colour per card), marker and line style = operation, each card's L2 size marked in its
+    colour. None when there is nothing to plot."""
     s = stream_frame(df)
     if not s.empty:  # log axes: only what has a positive size and bandwidth (older files lack the size)
         s = s[(s["working_set_bytes"] > 0) & (s["gbps"] > 0)]
     if s.empty:
         return None
-    plt = pyplot()
+    pyplot()
     contexts = card_contexts(df, file_contexts)
     types = [t for t in ("fp32", "fp64") if t in set(s["type"])]
     caches = [c for c in ("hot", "cold") if c in set(s["cache"])]
     combos = [(t, c) for t in types for c in caches]
     fig, axes = panels(len(combos), 5.0, 3.4, sharey=True)
     cards = sorted(s["card"].unique())
-    colors = dict(zip(OPS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
-    styles = {card: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, card in enumerate(cards)}
+    colors = colors_for(s, colors)
+    ops = [op for op in OPS if op in set(s["op"])]
+    styles = {op: VARIANT_STYLES[i % len(VARIANT_STYLES)] for i, op in enumerate(ops)}
     for ax, (t, c) in zip(axes, combos):
         sub = s[(s["type"] == t) & (s["cache"] == c)]
         for card in cards:
-            ls, marker = styles[card]
-            for op in OPS:
+            for op in ops:
                 line = sub[(sub["card"] == card) & (sub["op"] == op)].sort_values("working_set_bytes")
                 if line.empty:
                     continue
+                ls, marker = styles[op]
                 ax.plot(
                     line["working_set_bytes"],
                     line["median"],
                     marker=marker,
                     markersize=3,
                     linestyle=ls,
-                    color=colors[op],
+                    linewidth=1,
+                    color=colors[card],
                     label=f"{card}: {op}",
+                    gid=card_gid(card),
                 )
             l2 = contexts.get(card, {}).get("l2_bytes")
             if l2:
-                ax.axvline(float(l2), color="grey", linestyle=ls, linewidth=1)
+                ax.axvline(float(l2), color=colors[card], linestyle=(0, (1, 2)), linewidth=1, gid=card_gid(card))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         A.size_axis(ax, "x")
@@ -129,8 +149,8 @@ def plot_figure(df: pd.DataFrame, file_contexts: dict[str, dict]):
         ax.set_xlabel("working set (arrays touched × array size)")
         ax.set_ylabel("bandwidth (bytes/s)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.text(0.01, 0.02, "grey: each card's L2 size", transform=ax.transAxes, fontsize=7, color="grey")
-    key_legends(fig, {op: colors[op] for op in OPS if op in set(s["op"])}, styles, "operation", "card")
+        ax.text(0.01, 0.02, "dotted: each card's L2 size", transform=ax.transAxes, fontsize=7, color="#555555")
+    key_legends(fig, {card: colors[card] for card in cards}, styles, "card", "operation")
     return fig
 
 
@@ -141,21 +161,18 @@ def stream_section(rs: ResultSet) -> Section:
     if not s.empty:
         hbm = hbm_table(s)
         if not hbm.empty:
-            sec.tables.append(("HBM: largest array, L2 flushed (GB/s, ± half range, % of device-reported peak)", hbm))
-            big = s[(s["cache"] == "cold")]
-            big = big[big["bytes"] == big.groupby("card")["bytes"].transform("max")]
-            ds = F.pivot_cells(
-                big[big["op"].isin(["copy", "triad"])],
-                ["op", "type"],
-                lambda r: F.cell(r, 1e9, F.spec_fraction(r["median"], r["card"], "bandwidth")),
+            sec.tables.append(
+                (
+                    "Memory (HBM or GDDR): largest array, L2 flushed (GB/s, ± half range, % of the datasheet "
+                    "bandwidth; of the device-reported peak for a card not in the datasheets)",
+                    hbm,
+                )
             )
-            if not ds.empty:
-                sec.tables.append(("HBM against the datasheet bandwidth (GB/s, % of datasheet)", ds))
         l2 = l2_table(s, card_contexts(df, rs.contexts))
         if not l2.empty:
             sec.tables.append(("L2-resident: best hot bandwidth (GB/s)", l2))
         drawn, note = F.plotted(df)
-        fig = plot_figure(drawn, rs.contexts)
+        fig = plot_figure(drawn, rs.contexts, card_colors(df))
         if fig is not None:
             sec.figures.append(("stream_bandwidth", "STREAM bandwidth against working-set size" + note, fig))
         sec.csv = csv_table(df)

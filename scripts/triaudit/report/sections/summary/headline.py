@@ -18,6 +18,7 @@ import pandas as pd
 
 from triaudit import corners as registry
 from triaudit.core import numbers as N
+from triaudit.core import palette
 from triaudit.core.specs import match_card
 from triaudit.plan import prices as C
 from triaudit.report import frames as F
@@ -47,14 +48,16 @@ class Row:
     values: dict[str, Value] = field(default_factory=dict)
     why: dict[str, str] = field(default_factory=dict)  # card -> why it has no value
     money: str = ""  # a currency: cells are prices
+    flags: dict[str, str] = field(default_factory=dict)  # card -> why its figure is implausible
 
     def cell(self, card: str) -> str:
         v = self.values.get(card)
         if v is None:
             return self.why.get(card, F.NOT_RUN)
-        if self.money:
-            return C.money(v.median, self.money)
-        text = N.figure(v.median, self.scale, v.spread_pct, v.fraction)
+        if self.money:  # the row's prices with the same decimals
+            text = C.money(v.median, self.money, N.money_decimals([x.median for x in self.values.values()]))
+            return f"{text} ({v.extra})" if v.extra else text
+        text = N.figure(v.median, self.scale, v.spread_pct, v.fraction, self.flags.get(card, ""))
         return f"{text} ({v.extra})" if v.extra else text
 
 
@@ -63,6 +66,7 @@ class Headlines:
     cards: list[str]
     rows: list[Row]
     figures: pd.DataFrame | None = None  # the selector's rows (results/figures.py), every headline
+    colors: dict[str, str] = field(default_factory=dict)  # the report's colour of each card (core/palette.py)
 
     def value(self, key: str, card: str) -> Value | None:
         row = next((r for r in self.rows if r.key == key), None)
@@ -120,6 +124,7 @@ def _corner_rows(rs: ResultSet, figs: pd.DataFrame, cards: list[str]) -> list[Ro
                 for c in cards:
                     if c not in row.values:
                         row.why[c] = f"no {link} link" if c in measured else F.NOT_RUN
+                _flag_link(row, link)
                 out.append(row)
             continue
         row = Row(h.key, corner.account, h.label, h.scale)
@@ -134,8 +139,58 @@ def _corner_rows(rs: ResultSet, figs: pd.DataFrame, cards: list[str]) -> list[Ro
         for c in cards:
             if c not in row.values and c not in row.why:
                 row.why[c] = F.status_text(*said[c]) if c in said else F.NOT_RUN
-        out.append(row)
+        limit = LIMITS.get(h.datasheet)
+        for c, v in row.values.items():
+            if limit and v.fraction is not None and v.fraction > 1 + TOLERANCE:
+                row.flags[c] = f"above {limit}"
+        if row.values or any(w != F.NOT_RUN for w in row.why.values()):  # a row of "not run" only says nothing
+            out.append(row)
+    _flag_sustained_above_burst(out)
     return sorted(out, key=lambda r: ACCOUNTS.index(r.corner))
+
+
+# A figure above a hard limit is implausible: no copy beats its link, no triad its memory (a
+# compute figure above the datasheet can be real: boost clocks above the datasheet's).
+LIMITS = {"bandwidth": "the memory's datasheet bandwidth", "pcie": "the PCIe link's theoretical rate"}
+TOLERANCE = 0.005  # rounding of the datasheet figures
+
+
+def _link_limit(card: str, link: str) -> tuple[float, str] | None:
+    """Bytes/s one direction of a GPU pair's link can carry (datasheet), and its name."""
+    spec = match_card(card)
+    if spec is None:
+        return None
+    if link.upper().startswith("NV") and spec.nvlink_gbps:
+        return spec.nvlink_gbps / 2 * 1e9, "NVLink's datasheet rate per direction"
+    if link.upper() in ("PIX", "PXB", "PHB", "NODE", "SYS"):
+        return spec.pcie_gbps_per_direction * 1e9, "the PCIe link's theoretical rate"
+    return None
+
+
+def _flag_link(row: Row, link: str) -> None:
+    for c, v in row.values.items():
+        lim = _link_limit(c, link)
+        if lim and v.median > lim[0] * (1 + TOLERANCE):
+            row.flags[c] = f"above {lim[1]}"
+
+
+def _flag_sustained_above_burst(rows: list[Row]) -> None:
+    """A sustained figure above its burst beyond both spreads: one of them is wrong (a burst
+    measured short, a clock that rose) and is said so, not quoted as it stands."""
+    by_key = {r.key: r for r in rows}
+    for r in rows:
+        if not r.key.endswith("/sustained"):
+            continue
+        burst = by_key.get(r.key.removesuffix("/sustained") + "/burst")
+        if burst is None:
+            continue
+        for c, v in r.values.items():
+            b = burst.values.get(c)
+            if b is None:
+                continue
+            margin = ((v.spread_pct or 0) + (b.spread_pct or 0)) / 200 + TOLERANCE
+            if v.median > b.median * (1 + margin):
+                r.flags[c] = "sustained above burst"
 
 
 def _ridge_rows(rows: list[Row], cards: list[str]) -> list[Row]:
@@ -143,17 +198,17 @@ def _ridge_rows(rows: list[Row], cards: list[str]) -> list[Row]:
     HBM triad); the datasheet's beside it."""
     flops_key = with_role("ridge_flops")[0].key
     bytes_key = with_role("ridge_bytes")[0].key
-    flops = next(r for r in rows if r.key == flops_key)
-    triad = next(r for r in rows if r.key == bytes_key)
-    measured = Row("ridge", "roofline", "ridge point, measured: BF16 burst ÷ HBM triad (FLOP/byte)", 1.0)
-    sheet = Row("ridge/datasheet", "roofline", "ridge point, datasheet: BF16 peak ÷ HBM peak (FLOP/byte)", 1.0)
+    flops = next((r for r in rows if r.key == flops_key), Row(flops_key, "compute", "", 1.0))
+    triad = next((r for r in rows if r.key == bytes_key), Row(bytes_key, "bandwidth", "", 1.0))
+    measured = Row("ridge", "roofline", "ridge point, measured: BF16 burst ÷ memory triad (FLOP/byte)", 1.0)
+    sheet = Row("ridge/datasheet", "roofline", "ridge point, datasheet: BF16 peak ÷ memory peak (FLOP/byte)", 1.0)
     for c in cards:
         f, b = flops.values.get(c), triad.values.get(c)
         if f and b:
             measured.values[c] = Value(f.median / b.median)
         else:
             measured.why[c] = "needs " + " and ".join(
-                n for n, v in (("the BF16 ceiling", f), ("the HBM triad", b)) if v is None
+                n for n, v in (("the BF16 ceiling", f), ("the memory triad", b)) if v is None
             )
         spec = match_card(c)
         peak = spec.peak_flops("bf16") if spec else None
@@ -185,29 +240,42 @@ def _energy_rows(rows: list[Row], cards: list[str]) -> list[Row]:
 
 
 def _cost_rows(cost: pd.DataFrame | None, currency: str, cards: list[str]) -> list[Row]:
-    """From the cost section's records (sections/cost.py): what an hour of the card buys."""
+    """From the cost section's records (sections/cost.py), the same figures it shows: what an hour
+    of the card buys; decode at the batch each card serves (the cost section's own, not batch 1)."""
     if cost is None or cost.empty:
         return []
     out = []
     for key, figure, name, mode, label in (
         ("cost/pflops", "PFLOP/s-hour", "bf16", "burst", "per PFLOP/s-hour of BF16 GEMM (burst)"),
-        ("cost/tbps", "TB/s-hour", "fp32", "burst", "per TB/s-hour of HBM triad"),
-        ("cost/decode", "million decode tokens", None, "batch 1", "per million decode tokens, batch 1"),
+        ("cost/tbps", "TB/s-hour", "fp32", "burst", "per TB/s-hour of memory bandwidth (STREAM triad)"),
+        ("cost/decode", "million decode tokens", None, SERVED, "per million decode tokens"),
     ):
-        sel = cost[(cost["figure"] == figure) & (cost["mode"] == mode)]
+        sel = cost[cost["figure"] == figure]
+        sel = sel[sel["mode"] == mode] if mode != SERVED else sel[sel["mode"] != "batch 1"]
         if name is not None:
             sel = sel[sel["name"] == name]
         if sel.empty:
             continue
-        what = label if name is not None else f"{label} ({sel['name'].iloc[0]})"
+        what = label if name is not None else f"{label}, {decode_workload(sel)}"
         row = Row(key, "cost", f"{currency} {what}", 1.0, money=currency)
         for r in records(sel):
-            row.values.setdefault(str(r["card"]), Value(float(r["value"])))
+            extra = str(r["mode"]) if mode == SERVED else ""
+            row.values.setdefault(str(r["card"]), Value(float(r["value"]), extra=extra))
         for c in cards:
             if c not in row.values:
                 row.why[c] = "no price for this card"
         out.append(row)
     return out
+
+
+SERVED = "the batch served"  # decode's cost at the batch that serves the most users (cost.py's own)
+
+
+def decode_workload(cost: pd.DataFrame) -> str:
+    """The decode workload the cost section priced, as its records name it."""
+    r = cost.iloc[0]
+    what = str(r.get("workload") or r["name"])
+    return f"{what} at the batch each card serves"
 
 
 def headlines(rs: ResultSet, cost: pd.DataFrame | None = None, currency: str = "USD") -> Headlines:
@@ -226,4 +294,4 @@ def headlines(rs: ResultSet, cost: pd.DataFrame | None = None, currency: str = "
                 r.values.pop(c, None)
                 r.why.pop(c, None)
         rows = [r for r in rows if r.values or r.corner not in ("roofline", "energy", "cost")]
-    return Headlines(measured, rows, figs)
+    return Headlines(measured, rows, figs, palette.card_colors(df["card"].dropna().unique()) if not df.empty else {})

@@ -10,7 +10,7 @@ from triaudit.report.sections.summary.headline import Headlines
 
 ACCOUNTS = (
     ("bf16/burst", "compute", "BF16 GEMM burst"),
-    ("triad", "bandwidth", "HBM triad"),
+    ("triad", "bandwidth", "memory triad"),
     ("h2d", "movement", "pinned host → device"),
 )
 PER_MONEY = (("cost/pflops", "compute"), ("cost/tbps", "bandwidth"))

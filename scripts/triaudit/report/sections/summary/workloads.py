@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from triaudit.core import numbers as N
 from triaudit.core.specs import match_card
 from triaudit.plan import collective
 from triaudit.plan import model as P
@@ -47,7 +48,7 @@ def _flops(b: P.Basis, names: list[str]) -> tuple[P.Figure | None, str]:
 def _decode(b: P.Basis, batch_fills: bool) -> str:
     m = DECODE_MODEL
     if b.mem_bw is None:
-        return "no HBM bandwidth figure"
+        return "no memory bandwidth figure"
     params = m.params()
     weights = params * 1.0  # FP8: one byte per weight
     kv_seq = P.kv_bytes_per_token(m.layers, m.kv_heads, m.dim, KV_BYTES) * CONTEXT
@@ -63,19 +64,26 @@ def _decode(b: P.Basis, batch_fills: bool) -> str:
     d = P.Decode(
         weights, kv_seq, b.mem_bw.value * gpus, flops.value * gpus if flops else None, params, (mem or 0) * gpus or None
     )
-    on = f" on {gpus} GPUs (the weights and one sequence's cache do not fit on one)" if gpus > 1 else ""
+    # Every card's figure per GPU first, so a card that needs four GPUs is not read beside one that
+    # needs one as if the totals compared; the GPUs it needs are said before it.
+    need = f"{gpus} GPUs needed (the weights and one sequence's cache do not fit on one): " if gpus > 1 else ""
     if not batch_fills:
         t = d.step_s(1)
-        return f"{d.bound(1)}-bound, ≈ {1 / t:,.0f} token/s{on} at the measured HBM triad{_src(b.mem_bw)}{note}"
+        total = f" ({N.number(1 / t)} in all)" if gpus > 1 else ""
+        return (
+            f"{need}≈ {N.number(1 / t / gpus)} token/s per GPU{total}, {d.bound(1)}-bound at the measured "
+            f"memory triad{_src(b.mem_bw)}{note}"
+        )
     batch = d.max_batch_memory()
     if batch is None:
         return "memory size unknown: no batch that fills it"
     if batch < 1:
         return "the weights leave no room for a sequence's KV cache"
     t = d.step_s(batch)
+    total = f" ({N.number(batch / t)} in all)" if gpus > 1 else ""
     return (
-        f"batch {batch:,}: {d.bound(batch)}-bound, ≈ {batch / t:,.0f} token/s in all, "
-        f"{1 / t:,.1f} per user{on}{_src(b.mem_bw)}{note}"
+        f"{need}batch {batch:,}: ≈ {N.number(batch / t / gpus)} token/s per GPU{total}, {N.number(1 / t)} per "
+        f"user, {d.bound(batch)}-bound{_src(b.mem_bw)}{note}"
     )
 
 
@@ -88,9 +96,11 @@ def _prefill(b: P.Basis, _gpus: int) -> str:
     moved = m.params() * 1.0 + P.kv_bytes_per_token(m.layers, m.kv_heads, m.dim, KV_BYTES) * PREFILL_TOKENS
     rf = P.roofline(work, moved, flops.value, b.mem_bw.value)
     t = rf["time_floor_s"]
+    # The ridge is the one of the precision the prefill runs at (FP8 where the card has it), named:
+    # the summary's ridge row is BF16's.
     return (
-        f"{rf['bound']}-bound ({rf['intensity_flop_per_byte']:,.0f} FLOP/byte against a ridge of "
-        f"{rf['ridge_flop_per_byte']:,.0f}), ≈ {t * 1e3:,.0f} ms at the {prec} ceiling{_src(flops)}"
+        f"{rf['bound']}-bound ({N.number(rf['intensity_flop_per_byte'])} FLOP/byte against the {prec} ridge "
+        f"of {N.number(rf['ridge_flop_per_byte'])}), ≈ {N.number(t * 1e3)} ms at the {prec} ceiling{_src(flops)}"
     )
 
 
