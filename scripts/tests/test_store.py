@@ -35,6 +35,7 @@ pytest.importorskip("pyarrow")
 def json_only(monkeypatch):
     """Read as if there were no store (the path every command took before it)."""
     monkeypatch.setattr(S, "_open_catalog", lambda paths: None)
+    monkeypatch.setattr(S, "_newest_source", lambda path: None)
 
 
 def _fleet(tmp_path: Path) -> Path:
@@ -51,6 +52,7 @@ def _both(monkeypatch, fn):
     from_store = fn()
     with monkeypatch.context() as m:
         m.setattr(S, "_open_catalog", lambda paths: None)
+        m.setattr(S, "_newest_source", lambda path: None)
         from_json = fn()
     return from_store, from_json
 
@@ -204,6 +206,39 @@ def test_gate_judges_alike_from_the_store_and_the_json(tmp_path, monkeypatch):
     a, b = _both(monkeypatch, lambda: _verdicts(G.gate([root], floors, host="synthetic-node-4")))
     assert a == b and {v["host"] for v in a[0]} == {"synthetic-node-4"}
     assert any(v["check"] == "health" and v["status"] == "WARN" for v in a[0])
+
+
+def test_the_gate_reads_each_hosts_newest_run_and_sees_what_changed(tmp_path, monkeypatch):
+    """Of six nights the gate takes from the store only each host's newest run and the runs it says
+    something of (their left-out older runs counted by the engine), and judges and notes alike; a
+    run copied in, an older run removed, or a judged run changed sends it back to every run."""
+    root = synthetic_store.fleet(tmp_path / "fleet", nights=6)
+    compact.rebuild(root)
+    floors = [Path(synthetic_floors(tmp_path))]
+    every = read_catalog(Store(root))
+    src = S.open_source([root], newest_per_host=True)
+    assert src.hosts is not None and src.hosts["synthetic-node-1"][0] == 6
+    stored = {r.stored.rel for r in src.runs}
+    assert len(stored) < len(every) and "synthetic-node-1/20260106T000000Z-synthetic-node-1" in stored
+    assert "synthetic-node-1/20260102T000000Z-synthetic-node-1" not in stored
+    a, b = _both(monkeypatch, lambda: _verdicts(G.gate([root], floors)))
+    assert a == b
+    assert any(n.startswith("synthetic-node-1: the newest run 20260106T") and "5 older run(s)" in n for n in a[1])
+    assert any(n.endswith(", ...)") for n in a[1])
+
+    def changed_alike(change) -> None:
+        change()
+        assert S._newest_source(root) is None  # the change was seen: every run read, as before
+        a, b = _both(monkeypatch, lambda: _verdicts(G.gate([root], floors)))
+        assert a == b
+
+    changed_alike(lambda: node_run(root, host="synthetic-node-7", gpus=2, stamp="20260107T000000Z"))
+    compact.update(root)
+    assert S._newest_source(root) is not None
+    changed_alike(lambda: shutil.rmtree(root / "synthetic-node-4" / "20260102T000000Z-synthetic-node-4"))
+    compact.update(root)
+    newest = root / "synthetic-node-2" / "20260106T000000Z-synthetic-node-2"
+    changed_alike(lambda: (newest / "triaudit_stream.gpu3.synthetic.json").unlink())
 
 
 def test_floors_derive_writes_the_same_floors_from_either(tmp_path, monkeypatch):

@@ -342,11 +342,12 @@ def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "
     the JSON files (store/source.py)."""
     from triaudit.store.source import open_source
 
-    source = open_source(paths)  # LoadError names a missing or unreadable path
+    # Of a store's runs only each host's newest and those with notes: a year of nights costs what one does.
+    source = open_source(paths, newest_per_host=True)  # LoadError names a missing or unreadable path
     if not any(r.has_files for r in source.runs):
         raise GateError(f"no result files under {', '.join(map(str, paths))}")
     floors = FloorSet.load(floor_files)  # FloorsError names the file and key
-    chosen, notes = newest_runs(source.runs)
+    chosen, notes = newest_runs(source.runs, source.hosts)
     if host:
         others = [h for h in chosen if not same_host(h, host)]
         chosen = {h: r for h, r in chosen.items() if same_host(h, host)}

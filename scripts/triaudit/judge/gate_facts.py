@@ -100,10 +100,14 @@ def gpu_facts(contexts: list[dict]) -> dict:
     }
 
 
-def newest_runs(runs: list) -> tuple[dict[str, object], list[str]]:
+def newest_runs(
+    runs: list, summary: dict[str, tuple[int, list[str]]] | None = None
+) -> tuple[dict[str, object], list[str]]:
     """Each host's newest run among `runs` (store/source.py Run: a folder with its `runs` row, from
     the store or from the JSON files), and notes: files that measured no GPU, older runs left out,
-    an incomplete run judged. Chosen from the rows alone: the gate opens only the runs it judges."""
+    an incomplete run judged. Chosen from the rows alone: the gate opens only the runs it judges.
+    `summary`: when `runs` holds only each host's newest (and runs with notes) of a store's
+    (Source.hosts), each host's number of runs and its newest names, oldest first, for the note."""
     notes: list[str] = []
     by_host: dict[str, list] = {}
     hosts_of: dict[str, list[str]] = {}  # a row's text -> its hosts (a host's nights say the same)
@@ -123,10 +127,11 @@ def newest_runs(runs: list) -> tuple[dict[str, object], list[str]]:
         dirs = sorted(by_host[host], key=lambda r: (r.row["started"], r.row["name"], r.run_dir))
         chosen[host] = dirs[-1]
         name = dirs[-1].row["name"]
-        if len(dirs) > 1:
+        count, names = summary[host] if summary and host in summary else (len(dirs), [d.row["name"] for d in dirs])
+        if count > 1:
             notes.append(
-                f"{host}: the newest run {name} judged; {len(dirs) - 1} older run(s) left out "
-                f"({', '.join(d.row['name'] for d in dirs[:-1][-3:])}{', ...' if len(dirs) > 4 else ''})"
+                f"{host}: the newest run {name} judged; {count - 1} older run(s) left out "
+                f"({', '.join(names[:-1][-3:])}{', ...' if count > 4 else ''})"
             )
         if not dirs[-1].row["complete"]:
             notes.append(f"{host}: run {name} is incomplete: what it lacks is NOT TESTED")

@@ -47,8 +47,12 @@ def parquet_list(paths) -> str:
 
 
 def table(sql: str):
-    """The rows of `sql` as one Arrow table (DuckDB 1.x and 2.x name the call differently)."""
-    rel = connection().sql(sql)
+    """The rows of `sql` as one Arrow table."""
+    return arrow(connection().sql(sql))
+
+
+def arrow(rel):
+    """A DuckDB relation's rows as one Arrow table (DuckDB 1.x and 2.x name the call differently)."""
     to = getattr(rel, "to_arrow_table", None)
     return to() if to is not None else rel.arrow()
 

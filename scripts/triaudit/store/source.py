@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,11 +133,21 @@ def _check_path(p: Path) -> None:
 
 def _scan(folder: Path, base: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """scan_paths of a folder under a path given (hidden parts counted from `base`): its files and
-    its links that lead nowhere, as (path, why), unsaid."""
+    its links that lead nowhere, as (path, why), unsaid. What sorted(folder.rglob("*.json")) finds
+    (symbolic links to folders named, never entered), by os.walk: a folder of a year's status
+    files is listed without a Path for each."""
+    hidden = any(part.startswith(".") for part in folder.relative_to(base).parts)
+    if hidden:
+        return [], []
+    found: list[str] = []
+    for here, dirs, names in os.walk(folder):
+        found += [join(here, n) for n in names if n.endswith(".json")]
+        found += [join(here, d) for d in dirs if d.endswith(".json")]  # rglob names folders too
+        dirs[:] = [d for d in dirs if not d.startswith(".")]  # under a hidden part: never a result
     files, skipped = [], []
-    for f in sorted(folder.rglob("*.json")):
-        rel = f.relative_to(base)
-        if f.name == "manifest.json" or any(part.startswith(".") for part in rel.parts):
+    for text in sorted(found, key=parts_key):
+        f = Path(text)
+        if f.name == "manifest.json" or f.name.startswith("."):
             continue
         if f.is_file():
             files.append(f)
@@ -181,8 +192,12 @@ class _Collect:
     """The runs under the paths given, as a scan of them would find their files: from the store
     where it holds a folder unchanged, else the JSON files, by folder; each file once."""
 
-    def __init__(self, store: Store, catalog: dict, several: bool):
-        self.store, self.catalog, self.several = store, catalog, several
+    def __init__(self, store: Store, catalog: dict, several: bool, every: set[str] | None = None):
+        """`every`: every run folder the store holds in scope when `catalog` holds only some of
+        them (catalog.read_newest): a folder among them is not new; a folder of them changed, gone,
+        or any folder the store lacks makes the collection `stale` (read the whole catalog)."""
+        self.store, self.catalog, self.several, self.every = store, catalog, several, every
+        self.stale = False
         self.stored: list[tuple[str, object, list[str] | None]] = []  # (folder as spelled, StoredRun, names taken)
         self.json: dict[str, list[Path]] = {}  # folder -> its files to read from JSON
         self.skipped: list[tuple[Path, str]] = []  # links that lead nowhere, in scan order
@@ -222,6 +237,7 @@ class _Collect:
     def _folder(self, p: Path) -> None:
         store, scope = self.store, self.store.rel(p)
         known = {rel: r for rel, r in self.catalog.items() if under(rel, scope)}
+        every = known if self.every is None else self.every  # the store's folders (read_newest: all of them)
 
         given = str(p)
 
@@ -230,38 +246,55 @@ class _Collect:
             return given if rel == scope else join(given, rel if scope == "." else rel[len(scope) + 1 :])
 
         listed: set[str] = {scope}
-        for rel in known:
-            listed.update(ancestors(rel, scope))
+        parents: set[str] = set()  # a fleet's runs share a few parents: their ancestors found once each
+        for rel in every:
+            parent = rel.rpartition("/")[0]
+            if parent not in parents:
+                parents.add(parent)
+                listed.update(ancestors(rel, scope))
         fresh = []
         json_folders: list[str] = []
+        root = str(store.root)
         for rel, r in known.items():
             try:
-                mtime = os.stat(store.root / rel).st_mtime_ns
+                mtime = os.stat(f"{root}/{rel}").st_mtime_ns
             except FileNotFoundError:
+                self.stale = True
                 continue  # the folder is gone: so is the run
             if mtime == r.version:
                 fresh.append((rel, r))
             else:
+                self.stale = True
                 listed.add(rel)  # changed: read from JSON, and look for folders new inside it
                 json_folders.append(rel)
+        if self.every is not None and self.stale:
+            return
         unknown: list[str] = []
+        present: set[str] = set()  # what the folders hold (read_newest: are the runs not kept still there?)
         for folder in listed:
             try:
-                entries = list(os.scandir(store.root / folder))
+                names = os.listdir(root if folder == "." else f"{root}/{folder}")
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            prefix = "" if folder == "." else folder + "/"
+            # Names as text and sets: a card's folder holds a year of runs, nearly all of them known.
+            children = {prefix + n for n in names if not n.startswith(".")}
+            present |= children
             has_files = False
-            for e in entries:
-                if e.name.startswith("."):
+            for child in children.difference(every).difference(listed):
+                try:
+                    is_dir = stat.S_ISDIR(os.lstat(f"{root}/{child}").st_mode)
+                except FileNotFoundError:
                     continue
-                child = e.name if folder == "." else f"{folder}/{e.name}"
-                if e.is_dir(follow_symlinks=False):
-                    if child not in known and child not in listed:
-                        unknown.append(child)
-                elif e.name.endswith(".json") and e.name != "manifest.json":
+                if is_dir:
+                    unknown.append(child)
+                elif child.endswith(".json") and not child.endswith("/manifest.json") and child != "manifest.json":
                     has_files = True
-            if has_files and folder not in known:
+            if has_files and folder not in every:
                 json_folders.append(folder)
+        if self.every is not None and (json_folders or self.every.difference(present).difference((scope,))):
+            self.stale = True
+            return
         json_files: list[Path] = []
         links: list[tuple[Path, str]] = []
         for rel in json_folders:
@@ -272,6 +305,9 @@ class _Collect:
             files, skipped = _scan(Path(spelled(rel)), p)
             json_files += files
             links += skipped
+        if self.every is not None and json_files:  # runs the store lacks: read_newest cannot choose
+            self.stale = True
+            return
         for rel, r in fresh:
             if r.row["scan_notes"] != "[]":
                 folder = Path(spelled(rel))
@@ -280,7 +316,8 @@ class _Collect:
         self.skipped += links
         json_files.sort(key=parts_key)
         self.add_json(json_files)
-        fresh.sort(key=lambda x: x[0].split("/"))  # store paths: normalised, POSIX
+        # Store paths (normalised, POSIX) part by part: "/" as the lowest character orders them so.
+        fresh.sort(key=lambda x: x[0].replace("/", "\0"))
         if self.several:  # two paths may reach one file: each taken once, as scan_paths takes it
             self.complete([r for _rel, r in fresh])
         for rel, r in fresh:
@@ -341,6 +378,9 @@ class Source:
         if collected.json:  # the store's are in order already: the JSON folders go among them
             runs.sort(key=lambda r: parts_key(r.run_dir))
         self.runs = runs
+        # Each host's number of runs and its newest names, when `runs` holds only some of them
+        # (open_source newest_per_host: gate_facts.newest_runs says so from these).
+        self.hosts: dict[str, tuple[int, list[str]]] | None = None
         self._nested = self._find_nested()
         self._who: dict[str, dict] = {}
         if collected.json:
@@ -353,7 +393,8 @@ class Source:
     def _find_nested(self) -> bool:
         """Whether a run folder lies inside another (then files, not folders, give the scan order)."""
         dirs = {r.run_dir.rstrip("/") for r in self.runs}
-        return any(os.path.dirname(d) in dirs or any(a in dirs for a in _ancestors(d)) for d in dirs)
+        parents = {os.path.dirname(d) for d in dirs}  # a fleet's runs share a few parents
+        return any(p in dirs or any(a in dirs for a in _ancestors(p + "/x")) for p in parents)
 
     def ordered(self, runs: list[Run] | None = None) -> list[tuple[Run, str]]:
         """(run, file name) of every file of `runs`, in the order a scan of the paths gives them."""
@@ -526,6 +567,7 @@ class JsonSource:
 
         files, skipped = scan_paths(paths)
         self.skipped = skipped
+        self.hosts = None  # every run is here (Source.hosts)
         self._files = files
         capture = Capture(Reading(files, []))
         self.rs = load_results([], capture)
@@ -573,9 +615,15 @@ class JsonSource:
         return ResultSet(t, contexts, {d: i for d, i in self.rs.runs.items() if d in dirs}, list(self.rs.notes))
 
 
-def open_source(paths: list[Path], with_samples: bool = False):
-    """A Source over the store that indexes `paths`, or a JsonSource when none can be read."""
+def open_source(paths: list[Path], with_samples: bool = False, newest_per_host: bool = False):
+    """A Source over the store that indexes `paths`, or a JsonSource when none can be read.
+    `newest_per_host` (the gate): of the runs the store holds unchanged, only each host's newest
+    and those something is said of (catalog.read_newest), when that is all one folder holds."""
     paths = [Path(p) for p in paths]
+    if newest_per_host and len(paths) == 1:
+        got = _newest_source(paths[0])
+        if got is not None:
+            return got
     opened = _open_catalog(paths)
     if opened is None:
         return JsonSource(paths)
@@ -584,6 +632,36 @@ def open_source(paths: list[Path], with_samples: bool = False):
     for p in paths:
         collected.path(p)
     return Source(store, collected, with_samples)
+
+
+def _newest_source(path: Path):
+    """The gate's Source of one folder from catalog.read_newest, or None: read the whole catalog
+    (no store or an unreadable one, a path that is not a folder inside the store, a run folder
+    changed or gone since it was added, a folder the store lacks)."""
+    store = find_store(path)
+    if store is None or not path.is_dir():
+        return None
+    if not (os.path.abspath(path) + "/").startswith(str(store.root).rstrip("/") + "/"):
+        return None
+    from triaudit.store.engine import missing
+
+    if missing():
+        return None
+    from triaudit.store.catalog import StoreUnusable, read_newest
+
+    try:
+        newest = read_newest(store, store.rel(path))
+    except StoreUnusable:
+        return None  # said by the whole catalog's reading
+    if newest is None:
+        return None
+    collected = _Collect(store, newest.kept, False, every=newest.every)
+    collected.path(path)
+    if collected.stale:
+        return None
+    source = Source(store, collected)
+    source.hosts = newest.hosts
+    return source
 
 
 def _open_catalog(paths: list[Path]):
