@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--new", type=Path, help="this checkout's scripts/ folder")
     p.add_argument("--checkout", action="append", default=[], help="NAME=SCRIPTS[:PYTHON], repeated, first the base")
     p.add_argument("--data", type=Path, required=True, help="result files to read")
-    p.add_argument("--command", default="report {data} --out {out}/rep", help="triaudit's arguments, or report / history")
+    p.add_argument(
+        "--command", default="report {data} --out {out}/rep", help="triaudit's arguments, or report / history"
+    )
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args(argv)
     checkouts = [_checkout(c) for c in a.checkout]
