@@ -180,22 +180,21 @@ def read_newest(store: Store, scope: str) -> Newest | None:
         )
     con.register(name, got)
     try:
+        # Per host: its number of runs, the names of its newest KEEP_NAMES and its newest folder, by
+        # (start, name, folder) as newest_runs orders them.
         ranked = con.sql(
-            f"SELECT host, run_dir, name, k, n FROM (SELECT host, run_dir, name, row_number() OVER w AS k, "
-            f"count(*) OVER (PARTITION BY host) AS n FROM (SELECT run_dir, started, name, "
-            f"unnest(json_extract_string(gate_hosts, '$[*]')) AS host FROM {name}) "
-            f"WINDOW w AS (PARTITION BY host ORDER BY started DESC, name DESC, run_dir DESC)) "
-            f"WHERE k <= {KEEP_NAMES} ORDER BY host, k DESC"
+            f"SELECT host, count(*), max_by(name, (started, name, run_dir), {KEEP_NAMES}), "
+            "max_by(run_dir, (started, name, run_dir)) FROM (SELECT run_dir, started, name, "
+            f"unnest(json_extract_string(gate_hosts, '$[*]')) AS host FROM {name}) GROUP BY host"
         ).fetchall()
         noted = {r[0] for r in con.sql(f"SELECT run_dir FROM {name} WHERE {NOTED}").fetchall()}
     finally:
         con.unregister(name)
     hosts: dict[str, tuple[int, list[str]]] = {}
     wanted = set(noted)
-    for host, run_dir, run_name, k, n in ranked:
-        hosts.setdefault(host, (n, []))[1].append(run_name)
-        if k == 1:
-            wanted.add(run_dir)
+    for host, n, names, newest in ranked:
+        hosts[host] = (n, names[::-1])  # oldest first
+        wanted.add(newest)
     every = got.column("run_dir").to_pylist()
     kept = _stored(got.filter(pc.is_in(got.column("run_dir"), pa.array(sorted(wanted), pa.string()))))
     return Newest(kept, set(every), hosts)
