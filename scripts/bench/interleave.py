@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--command", default="report {data} --out {out}/rep", help="triaudit's arguments, or report / history"
     )
+    p.add_argument("--data-of", action="append", default=[], help="NAME=FOLDER: this checkout's data instead of --data")
     p.add_argument("--rounds", type=int, default=3)
     a = p.parse_args(argv)
     checkouts = [_checkout(c) for c in a.checkout]
@@ -75,15 +76,17 @@ def main(argv: list[str] | None = None) -> int:
         checkouts = [("old", a.old, sys.executable), ("new", a.new, sys.executable)] + checkouts
     if len(checkouts) < 2:
         p.error("two checkouts at least (--old and --new, or --checkout twice)")
+    data_of = {name: Path(folder) for name, _, folder in (d.partition("=") for d in a.data_of)}
     times: dict[str, list[float]] = {name: [] for name, _, _ in checkouts}
     peaks: dict[str, list[float]] = {name: [] for name, _, _ in checkouts}
     for r in range(a.rounds):
         for name, scripts, python in checkouts:
             out = Path(tempfile.mkdtemp(prefix=f"interleave-{name}-"))
-            folders = sorted(d for d in a.data.iterdir() if d.is_dir()) if a.data.is_dir() else []
+            data = data_of.get(name, a.data)
+            folders = sorted(d for d in data.iterdir() if d.is_dir()) if data.is_dir() else []
             runs = " ".join(shlex.quote(str(d)) for d in folders)
             line = SHORTHAND.get(a.command, a.command)
-            args = shlex.split(line.format(data=shlex.quote(str(a.data)), runs=runs, out=out))
+            args = shlex.split(line.format(data=shlex.quote(str(data)), runs=runs, out=out))
             cmd = [
                 python,
                 "-c",
