@@ -90,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [
                 python,
                 "-c",
-                f"import sys; sys.path.insert(0, {str(scripts.resolve())!r}); "
-                "from triaudit.commands import main; raise SystemExit(main())",
+                # An exception (an import that fails) exits 99, never 1: 1 is a verdict.
+                f"import sys, traceback; sys.path.insert(0, {str(scripts.resolve())!r})\n"
+                "try:\n    from triaudit.commands import main\n    rc = main()\n"
+                "except Exception:\n    traceback.print_exc()\n    rc = 99\nraise SystemExit(rc)",
                 *args,
             ]
             try:

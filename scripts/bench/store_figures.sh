@@ -20,7 +20,7 @@ D=$(realpath "$1")          # the fleets above
 OLD=$(realpath "$2")        # 0.3.0's checkout, with its own .venv
 NEW=$(realpath "$3")        # the checkout timed (its scripts/), run with this checkout's .venv
 HERE=$(cd "$(dirname "$0")" && pwd)
-PY=$(realpath "$HERE/../../.venv/bin/python")
+PY="$(cd "$HERE/../.." && pwd)/.venv/bin/python"  # not realpath: the link is what makes it the venv
 cd "$D"
 IL="$PY $HERE/interleave.py --checkout v030=$OLD/scripts:$OLD/.venv/bin/python --checkout store=$NEW/scripts:$PY"
 ALONE="$PY $HERE/interleave.py --checkout 1-night=$NEW/scripts:$PY --checkout 30-nights=$NEW/scripts:$PY"
