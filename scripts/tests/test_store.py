@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import synthetic
 import synthetic_store
-from synthetic_gate import node_run, synthetic_floors
+from synthetic_gate import H100, node_run, synthetic_floors
 
 from triaudit import commands as cli
 from triaudit.judge import compare as C
@@ -55,6 +56,23 @@ def _both(monkeypatch, fn):
         m.setattr(S, "_newest_source", lambda path: None)
         from_json = fn()
     return from_store, from_json
+
+
+def _store_reads(monkeypatch) -> list[str]:
+    """The store's datasets read from its Parquet files (store/load.py sources_sql), as they are
+    read: a comparison of the store with the JSON files compares something only if it has some."""
+    from triaudit.store import load
+
+    seen: list[str] = []
+    real = load.parquet_list
+
+    def spy(paths):
+        paths = [Path(p) for p in paths]
+        seen.extend(sorted({p.parts[p.parts.index(STORE_DIR) + 1] for p in paths}))
+        return real(paths)
+
+    monkeypatch.setattr(load, "parquet_list", spy)
+    return seen
 
 
 def _assert_same_results(a, b) -> None:
@@ -200,8 +218,9 @@ def test_gate_judges_alike_from_the_store_and_the_json(tmp_path, monkeypatch):
     root = _fleet(tmp_path)
     compact.rebuild(root)
     floors = [Path(synthetic_floors(tmp_path))]
+    read = _store_reads(monkeypatch)
     a, b = _both(monkeypatch, lambda: _verdicts(G.gate([root], floors)))
-    assert a == b
+    assert a == b and {"files", "tidy"} <= set(read)
     assert {v["status"] for v in a[0]} >= {"PASS", "FAIL", "NOT TESTED"}
     a, b = _both(monkeypatch, lambda: _verdicts(G.gate([root], floors, host="synthetic-node-4")))
     assert a == b and {v["host"] for v in a[0]} == {"synthetic-node-4"}
@@ -253,14 +272,20 @@ def test_floors_derive_writes_the_same_floors_from_either(tmp_path, monkeypatch)
     with monkeypatch.context() as m:
         m.setattr(S, "_open_catalog", lambda paths: None)
         from_json = derive("json.toml")
+    read = _store_reads(monkeypatch)
     assert derive("store.toml") == from_json
+    assert "tidy" in read  # the floors came from the store's rows
+    assert from_json.count("\nfail = ") >= 8 and 'fleet = "synthetic"' in from_json  # floors, not an empty file
 
 
 def test_outliers_name_the_same_gpus_from_either(tmp_path, monkeypatch):
     root = _fleet(tmp_path)
     compact.rebuild(root)
+    read = _store_reads(monkeypatch)
     for cases in ("", "stream|memcpy"):
+        read.clear()
         a, b = _both(monkeypatch, lambda cases=cases: O.find_outliers([root], cases=cases))
+        assert "tidy" in read
         pd.testing.assert_frame_equal(a.per, b.per)
         pd.testing.assert_frame_equal(a.outliers, b.outliers)
         pd.testing.assert_frame_equal(a.groups, b.groups)
@@ -278,7 +303,9 @@ def test_history_figures_and_report_say_the_same_from_either(tmp_path, monkeypat
     def history(out):
         return C.history(single, tmp_path / out)[1]
 
+    read = _store_reads(monkeypatch)
     a = history("h-store")
+    assert "samples" in read  # the repetitions came from the store
     with monkeypatch.context() as m:
         m.setattr(S, "_open_catalog", lambda paths: None)
         b = history("h-json")
@@ -287,10 +314,43 @@ def test_history_figures_and_report_say_the_same_from_either(tmp_path, monkeypat
     pd.testing.assert_frame_equal(a, b)
     with pytest.raises(C.CompareError, match="holds results of 4 GPUs"):
         C.load_samples(runs[0])
+    # A week of one GPU's runs, four cases, the triad 10 % slower from the fifth night on.
+    week = []
+    for night in range(7):
+        entries = [
+            synthetic.stream_run(
+                op,
+                "fp32",
+                "cold",
+                1 << 30,
+                gbps * (0.9 if op == "triad" and night >= 4 else 1.0) + 0.7 * ((rep * 7 + night * 3) % 5),
+                rep,
+                5,
+                4e12,
+            )
+            for op, gbps in (("copy", 2900.0), ("scale", 2910.0), ("add", 3020.0), ("triad", 3050.0))
+            for rep in range(5)
+        ]
+        run = root / "synthetic-week" / f"202601{night + 1:02d}T030000Z-synthetic-week"
+        ctx = synthetic.synthetic_context(H100) | {"host": "synthetic-week", "gpu_uuid": "GPU-synthetic-week-0"}
+        synthetic.write(run / "triaudit_stream.synthetic.json", {"context": ctx, "benchmarks": entries})
+        stamp = {"started_utc": run.name[:16], "complete": True, "synthetic": "true"}
+        (run / "manifest.json").write_text(json.dumps(stamp))
+        week.append(run)
+    compact.update(root)
+    read.clear()
+    wa, wb = _both(monkeypatch, lambda: C.history(week, tmp_path / "h-week")[1])
+    assert "samples" in read
+    pd.testing.assert_frame_equal(wa, wb)
+    assert len(wa) == 4 * 7
+    slower = wa[wa["verdict"] == "slower"]
+    assert slower["case"].str.startswith("stream/triad/").all() and set(slower["run"]) == {week[4].name}
+
     from triaudit.commands.figures import records
 
+    read.clear()
     fa, fb = _both(monkeypatch, lambda: records([root]))
-    assert fa == fb
+    assert fa == fb and len(fa[0]) >= 5 and "tidy" in read
 
     from triaudit.report.page import write_report
 
