@@ -22,22 +22,21 @@ NEW=$(realpath "$3")        # the checkout timed (its scripts/), run with this c
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY="$(cd "$HERE/../.." && pwd)/.venv/bin/python"  # not realpath: the link is what makes it the venv
 cd "$D"
-IL="$PY $HERE/interleave.py --checkout v030=$OLD/scripts:$OLD/.venv/bin/python --checkout store=$NEW/scripts:$PY"
-ALONE="$PY $HERE/interleave.py --checkout 1-night=$NEW/scripts:$PY --checkout 30-nights=$NEW/scripts:$PY"
+IL=("$PY" "$HERE/interleave.py" --checkout "v030=$OLD/scripts:$OLD/.venv/bin/python" --checkout "store=$NEW/scripts:$PY")
+ALONE=("$PY" "$HERE/interleave.py" --checkout "1-night=$NEW/scripts:$PY" --checkout "30-nights=$NEW/scripts:$PY")
 row() { echo "### $1"; uptime; shift; "$@"; echo; }
-H=$(ls -d h365/nvidia-h100-80gb-hbm3/* | tr '\n' ' ')
-row "gate, 1,024 GPUs, 1 night" $IL --data g1024 --command 'gate {data}' --rounds 3
-row "outliers, 1,024 GPUs, 1 night" $IL --data g1024 --command 'outliers {data}' --rounds 3
-row "floors derive, 128 GPUs, 30 nights" $IL --data f128x30 \
+row "gate, 1,024 GPUs, 1 night" "${IL[@]}" --data g1024 --command 'gate {data}' --rounds 3
+row "outliers, 1,024 GPUs, 1 night" "${IL[@]}" --data g1024 --command 'outliers {data}' --rounds 3
+row "floors derive, 128 GPUs, 30 nights" "${IL[@]}" --data f128x30 \
     --command 'floors derive {data} --out {out}/f.toml --fleet synthetic' --rounds 3
-row "history, 1 GPU, 365 nights" $IL --data h365 --command "history $H --out {out}/h" --rounds 3
-row "gate, 1 host (8 GPUs), 365 nights" $IL --data hx365 --command 'gate {data}' --rounds 3
-row "report, 1,024 GPUs, 1 night" $IL --data g1024 --command 'report {data} --out {out}/rep' --rounds 2
-row "outliers, 8,192 GPUs, 1 night" $IL --data g8192 --command 'outliers {data}' --rounds 2
-row "gate, 8,192 GPUs, 1 night" $IL --data g8192 --command 'gate {data}' --rounds 2
+row "history, 1 GPU, 365 nights" "${IL[@]}" --data h365/nvidia-h100-80gb-hbm3 --command history --rounds 3
+row "gate, 1 host (8 GPUs), 365 nights" "${IL[@]}" --data hx365 --command 'gate {data}' --rounds 3
+row "report, 1,024 GPUs, 1 night" "${IL[@]}" --data g1024 --command 'report {data} --out {out}/rep' --rounds 2
+row "outliers, 8,192 GPUs, 1 night" "${IL[@]}" --data g8192 --command 'outliers {data}' --rounds 2
+row "gate, 8,192 GPUs, 1 night" "${IL[@]}" --data g8192 --command 'gate {data}' --rounds 2
 # One checkout, two folders: the same night alone, and as the newest of 30.
 row "gate from the store: 8,192 GPUs, 1 night against 30 nights in the folder" \
-    $ALONE --data g8192 --data-of 30-nights=g8192x30 --command 'gate {data}' --rounds 5
+    "${ALONE[@]}" --data g8192 --data-of 30-nights=g8192x30 --command 'gate {data}' --rounds 5
 echo "### the store's cost when run writes"
 $PY "$HERE/store_ingest_cost.py" "$NEW/scripts" g1024 h365
 echo BENCH-DONE

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from triaudit import corners as registry
 from triaudit.results.facts import gate_host, identities
@@ -138,7 +139,7 @@ def newest_runs(
     return chosen, notes
 
 
-def build_nodes(chosen: dict[str, object], rs: ResultSet, who: dict[str, dict] | None = None) -> list[Node]:
+def build_nodes(chosen: dict[str, Any], rs: ResultSet, who: dict[str, dict] | None = None) -> list[Node]:
     """The nodes to judge: each host's chosen run with its GPUs and files, from the run's contexts;
     `who`: each file's GPU (results/facts.py identities), when the caller has them (a store does)."""
     who = identities(rs) if who is None else who

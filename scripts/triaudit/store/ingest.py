@@ -61,7 +61,7 @@ def run_tables(
     rel = store.rel(run_dir)
     stamp = time.time_ns()
     capture = Capture(Reading(files, []))
-    rs = load_results([], capture) if files else None
+    rs = load_results([], capture) if files else None  # type: ignore[arg-type]  # a Reading, as load_results reads it
     run: RunInfo = rs.runs[here] if rs is not None and here in rs.runs else read_run(run_dir, [])
     contexts = rs.contexts if rs is not None else {}
     per_file = capture.per_file

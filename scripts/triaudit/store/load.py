@@ -143,7 +143,8 @@ def load_rows(store: Store, runs: list, contexts: dict, file_rank: dict, metrics
     if sql is None:
         return assemble(_empty_parts(), {}, contexts)
     text = {c: _Codes() for c in ("file", "case_name", "metric", "status", "message")}
-    rows, numbers = [], {c: [] for c in ("median", "min", "max", "spread_pct", "reps")}
+    rows: list = []
+    numbers: dict[str, list] = {c: [] for c in ("median", "min", "max", "spread_pct", "reps")}
     reader = batches(sql, BATCH_ROWS)
     for batch in reader:
         for c, codes in text.items():

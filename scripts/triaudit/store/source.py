@@ -23,6 +23,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from triaudit.core.files import not_a_regular_file
 from triaudit.core.io.tell import notice
@@ -67,7 +68,7 @@ class Run:
     run_dir: str  # as the command's paths spell it (str(path.parent) of its files)
     rel_dir: str  # as the store names it
     row: dict  # its `runs` row (store/rows.py run_row)
-    stored: object | None = None  # catalog.StoredRun when it is in the store
+    stored: Any = None  # catalog.StoredRun when it is in the store (None: read from JSON)
     tables: dict | None = None  # read from JSON for a store: its tables, as adding it would write them
     taken: list[str] | None = None  # its result files in scope (names), when not all of them are
 
@@ -198,7 +199,7 @@ class _Collect:
         or any folder the store lacks makes the collection `stale` (read the whole catalog)."""
         self.store, self.catalog, self.several, self.every = store, catalog, several, every
         self.stale = False
-        self.stored: list[tuple[str, object, list[str] | None]] = []  # (folder as spelled, StoredRun, names taken)
+        self.stored: list[tuple[str, Any, list[str] | None]] = []  # (folder as spelled, StoredRun, names taken)
         self.json: dict[str, list[Path]] = {}  # folder -> its files to read from JSON
         self.skipped: list[tuple[Path, str]] = []  # links that lead nowhere, in scan order
         self._seen_runs: dict[str, set[str]] = {}  # real folder -> names taken
@@ -310,8 +311,8 @@ class _Collect:
             return
         for rel, r in fresh:
             if r.row["scan_notes"] != "[]":
-                folder = Path(spelled(rel))
-                links += [(folder / n, why) for n, why in json.loads(r.row["scan_notes"])]
+                run_folder = Path(spelled(rel))
+                links += [(run_folder / n, why) for n, why in json.loads(r.row["scan_notes"])]
         links.sort(key=lambda x: parts_key(x[0]))
         self.skipped += links
         json_files.sort(key=parts_key)
@@ -425,9 +426,9 @@ class Source:
                         out.append(r.text(r.row["manifest_note"]))
         else:
             first = set()
-            notes = {id(r): r.file_notes() for r in said}
+            by_run = {id(r): r.file_notes() for r in said}
             for r, n in self.ordered(said):
-                out += notes[id(r)].get(n, [])
+                out += by_run[id(r)].get(n, [])
                 if id(r) not in first:
                     first.add(id(r))
                     if r.row["manifest_note"]:
@@ -570,7 +571,7 @@ class JsonSource:
         self.hosts = None  # every run is here (Source.hosts)
         self._files = files
         capture = Capture(Reading(files, []))
-        self.rs = load_results([], capture)
+        self.rs = load_results([], capture)  # type: ignore[arg-type]  # a Reading, as load_results reads it
         by_dir: dict[str, list[Path]] = {}
         for f in files:
             by_dir.setdefault(str(f.parent), []).append(f)
@@ -685,7 +686,7 @@ def _open_catalog(paths: list[Path]):
         return None
 
 
-def samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], list]]:
+def samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], Any]]:
     """For each path (a run folder, or a file), what judge/compare.py assemble_samples needs: its
     files in scan order, the scan's notes, and each file's samples (results/samples.py FileSamples),
     from the store's `samples` where it holds the run (one query for all paths), else its JSON."""
@@ -699,13 +700,13 @@ def samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], list]]:
         return _samples_of(paths)
 
 
-def _samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], list]]:
+def _samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], Any]]:
     from triaudit.results.samples import file_samples
 
     paths = [Path(p) for p in paths]
     opened = _open_catalog(paths)
     if opened is None:
-        out = []
+        out: list[tuple[list[Path], list[str], Any]] = []
         for p in paths:
             files, skipped = scan_paths([p])
             out.append((files, skipped, (file_samples(f) for f in files)))
@@ -733,18 +734,18 @@ def _samples_of(paths: list[Path]) -> list[tuple[list[Path], list[str], list]]:
         for f, _i, case, status, message, metric, higher, values, agg, algo, label in rows:
             cases.setdefault(f, []).append((case, status, message, metric, higher, values, agg, algo, label))
     got = query(store, runs, "files", "file, context, sample_notes")
-    files = {}
+    stored: dict[str, tuple[str, str]] = {}
     if got is not None:
         for f, ctx, notes in zip(*(got.column(c).to_pylist() for c in ("file", "context", "sample_notes"))):
-            files[f] = (ctx, notes)
+            stored[f] = (ctx, notes)
     out = []
     for s in sources:
         per_file = []
         for r, n in s.ordered():
             rel = r.rel(n)
-            if rel not in files:
+            if rel not in stored:
                 continue
-            ctx, notes = files[rel]
+            ctx, notes = stored[rel]
             samples = [
                 (
                     case,
