@@ -15,7 +15,7 @@
 # Peer tools present on the machine (nccl-tests, nvbandwidth, BabelStream, mamf-finder:
 # scripts/run_peers.sh) get GPU_CHECK_PEER_SECONDS (default 60) after the suite; without any, no
 # time is kept for them.
-# GPU_CHECK_SECONDS (default 520) bounds the whole script. The build makes the six executables
+# GPU_CHECK_SECONDS (default 520) bounds the whole script. The build makes the suite's executables
 # first (ninja -k 0: one that fails to build does not stop the others), then the tests, each under
 # a timeout; the suite runs with whatever was built. ctest and the suite get what the build left,
 # so a lent machine's few minutes always end with the logs and whatever was measured.
@@ -60,7 +60,10 @@ stamp "configure + build (CUDA architectures: ${TRIAUDIT_CUDA_ARCHITECTURES:-nat
 # build.log (counted below).
 # ptxas's wgmma advisories warn here instead of failing the build (CI fails on them); a level they
 # name is then timed as something it was not written to be: counted below, and in build.log.
-EXES=(triaudit_stream triaudit_gemm triaudit_memcpy triaudit_allreduce triaudit_p2p triaudit_launch)
+# Every executable `triaudit run` runs (the corners' registry; scripts/tests/test_gpu_check_script.py
+# holds this list equal to it, so a new corner is built here too).
+EXES=(triaudit_stream triaudit_gemm triaudit_memcpy triaudit_launch triaudit_p2p triaudit_allreduce
+  triaudit_allgather triaudit_reduce_scatter triaudit_alltoall triaudit_broadcast)
 build_s=$(( BUDGET / 3 ))
 k0=(); [ ${#gen[@]} -gt 0 ] && k0=(-- -k 0)
 if ! timeout "$(left 60)" cmake -S . -B build/gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DTRIAUDIT_WERROR=OFF \
