@@ -244,6 +244,10 @@ def test_the_gate_reads_each_hosts_newest_run_and_sees_what_changed(tmp_path, mo
     assert a == b
     assert any(n.startswith("synthetic-node-1: the newest run 20260106T") and "5 older run(s)" in n for n in a[1])
     assert any(n.endswith(", ...)") for n in a[1])
+    for below in (root / "synthetic-node-1", root / "synthetic-node-1" / "20260103T000000Z-synthetic-node-1"):
+        assert S._newest_source(below) is not None  # a host's folder, a run's folder: the same reading
+        a, b = _both(monkeypatch, lambda below=below: _verdicts(G.gate([below], floors)))
+        assert a == b and {n[0] for n in a[2]} == {"synthetic-node-1"}
 
     def changed_alike(change) -> None:
         change()
