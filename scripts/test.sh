@@ -43,6 +43,16 @@ if ! dpkg -s prometheus prometheus-node-exporter >/dev/null 2>&1; then
     echo "warning: Prometheus (prometheus prometheus-node-exporter) missing and not root: the gate's Prometheus test reports skipped"
   fi
 fi
+# Java (headless) for Spark in local mode, which scripts/tests/test_store_spark.py starts and stops
+# itself to read the results store (CI installs it itself); without it that test reports skipped.
+if ! command -v java >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jre-headless >/dev/null) ||
+      echo "warning: Java could not be installed: the results store's Spark test reports skipped"
+  else
+    echo "warning: Java (default-jre-headless) missing and not root: the results store's Spark test reports skipped"
+  fi
+fi
 # shellcheck source=scripts/python_env.sh
 source scripts/python_env.sh
 bash scripts/lint.sh

@@ -4,6 +4,9 @@ reaches up to a wing above it. The layers, bottom up:
     0  triaudit (the version), core,       plain helpers: arguments, datasheets, errors, files;
        corners                             what each corner is (its steps, time model, figures, checks)
     1  results                             reading result files into one table
+    1.5 store                              the results store: the table of many runs in Parquet,
+                                           read by DuckDB (it stores what results reads, and judge
+                                           and report read it: between the two)
     2  runner, doctor, peers, plan, judge  a run; the machine's checks; peer outputs; plans; verdicts
     3  report, soak                        the report's page and sections; the soak and its verdict
     4  fleet                               whole-node runs and Slurm
@@ -20,6 +23,7 @@ LAYER = {
     "core": 0,
     "corners": 0,
     "results": 1,
+    "store": 1.5,
     "runner": 2,
     "doctor": 2,
     "peers": 2,

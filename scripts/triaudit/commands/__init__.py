@@ -31,6 +31,7 @@ from triaudit.commands import (
     run,
     slurm,
     soak,
+    store,
 )
 from triaudit.commands.console import silence_stdout, warn
 from triaudit.core.errors import EXIT_CLOSED_PIPE, EXIT_INTERRUPTED, TriauditError
@@ -54,6 +55,7 @@ COMMANDS = [
     gate,
     floors,
     slurm,
+    store,
 ]
 
 
@@ -116,7 +118,8 @@ def rows() -> dict[str, Row]:
 
 
 def command_name(a) -> str:
-    return " ".join(x for x in (a.command, getattr(a, "floors_command", None), getattr(a, "slurm_command", None)) if x)
+    subs = ("floors_command", "slurm_command", "store_command")
+    return " ".join(x for x in (a.command, *(getattr(a, s, None) for s in subs)) if x)
 
 
 def _interrupt(signum, frame):

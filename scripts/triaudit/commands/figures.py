@@ -36,15 +36,14 @@ def records(results: list[Path], include_incomplete: bool = False) -> tuple[list
     (base units, and as shown), and notes on what was left out."""
     from triaudit.results import runs as R
     from triaudit.results.figures import headline_figures
-    from triaudit.results.reading import scan_paths
-    from triaudit.results.table import load_results
+    from triaudit.store.source import open_source
 
-    files, skipped = scan_paths(results)
-    if not files:
+    source = open_source(results)  # the results store's runs where one indexes the paths, else the JSON
+    if not source.runs:
         raise TriauditError(f"no result files under {', '.join(map(str, results))}")
-    loaded = load_results(files)
+    loaded = source.load()
     df = loaded.table
-    notes = list(skipped) + list(loaded.notes)
+    notes = list(source.skipped) + source.notes()
     if not df.empty and not include_incomplete:
         partial = sorted(set(df.loc[~df["complete"].astype(bool), "run"].astype(str)))
         if partial:

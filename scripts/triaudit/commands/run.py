@@ -125,7 +125,17 @@ def run(a) -> int:
     if out.exit_code == 2:
         raise TriauditError(out.message)
     say(out.message)
+    _add_to_store(a.results, out.run_dir)
     return out.exit_code
+
+
+def _add_to_store(results: Path, run_dir: Path | None) -> None:
+    """The run just written, added to its results store (store/hooks.py: said, never fatal, where the
+    store cannot be written; a run kept in .incoming is not a run yet)."""
+    if run_dir is not None and ".incoming" not in Path(run_dir).parts:
+        from triaudit.store.hooks import add_after_writing
+
+        add_after_writing(results, run_dir, say)
 
 
 def _check_repetitions(extra: list[str] | None) -> None:
@@ -157,4 +167,5 @@ def _all_gpus(a, build_dir: Path, only: list[str] | None) -> int:
     )
     out = node_run.run_all_gpus(s, log)
     say(out.message)
+    _add_to_store(a.results, out.run_dir)
     return out.exit_code

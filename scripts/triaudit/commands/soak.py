@@ -190,4 +190,8 @@ def run(a) -> int:
     if out.exit_code == EXIT_USAGE:
         raise TriauditError(out.message)
     (say if out.exit_code in (EXIT_OK, EXIT_FOUND) else warn)(out.message)
+    if out.run_dir is not None and ".incoming" not in out.run_dir.parts:
+        from triaudit.store.hooks import add_after_writing
+
+        add_after_writing(a.results, out.run_dir, say)  # its results store (said, never fatal, when it cannot)
     return out.exit_code

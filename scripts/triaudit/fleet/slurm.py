@@ -126,6 +126,9 @@ def submit(
     results = results.resolve()
     try:
         results.mkdir(parents=True, exist_ok=True)
+        from triaudit.store.hooks import prepare
+
+        prepare(results)  # the fleet's results store, where every node's run is added (store/hooks.py)
     except OSError as exc:
         raise SlurmError(f"--results {results}: cannot create it: {exc.strerror or exc}") from exc
     repo = TEMPLATE.parents[2]
@@ -386,6 +389,9 @@ def collect(
     while out_dir.exists():
         out_dir = jobdir / f"report-{k}"
         k += 1
+    from triaudit.store.hooks import add_job
+
+    add_job(jobdir, log)  # the nodes' runs into the results store (nodes often lack its libraries)
     try:
         files = expand_paths([jobdir])
         judged = O.find_outliers([jobdir]) if files else None

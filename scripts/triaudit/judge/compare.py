@@ -31,11 +31,8 @@ from triaudit.core.files import atomic_write
 from triaudit.core.specs import canonical_gpu_name
 from triaudit.judge import history_plot, stats
 from triaudit.results.case_info import IMPORTED, MEASURED, SYNTHETIC, SYNTHETIC_BANNER, gpu_measured, provenance
-from triaudit.results.counters import judged_counter
-from triaudit.results.gbench import load_result
-from triaudit.results.plausible import case_problem
-from triaudit.results.reading import scan_paths
-from triaudit.results.runs import gpu_identity, read_run
+from triaudit.results.runs import gpu_identity
+from triaudit.results.samples import CaseSample, case_sample  # noqa: F401 (CaseSample: compare's name for it)
 
 # Verdicts that fail the gate, and the order sections are printed in.
 FAILING = ["slower", "newly failing", "missing", "algorithm changed", "not comparable", "untested change"]
@@ -56,18 +53,6 @@ class NothingToJudge(CompareError):
 
 
 @dataclass
-class CaseSample:
-    status: str  # ok, error or skipped
-    message: str = ""
-    metric: str = ""
-    higher: bool = True
-    values: list = field(default_factory=list)  # repetitions (aggregates-only files: the median alone)
-    aggregates_only: bool = False
-    algo: tuple = ()  # distinct algo_id values of a GEMM case
-    label: str = ""
-
-
-@dataclass
 class RunSamples:
     label: str
     context: dict
@@ -82,37 +67,17 @@ class RunSamples:
         return {c: (s.metric, s.higher, s.values) for c, s in self.cases.items() if s.status == "ok" and s.values}
 
 
-def _case_sample(runs: list, file: str = "", context: dict | None = None) -> CaseSample:
-    """The case's repetitions as compare and history judge them; a figure no card can produce
-    (results/plausible.py) makes it an error, never a number."""
-    bad = [r for r in runs if r.status != "ok"]
-    if bad:
-        worst = next((r for r in bad if r.status == "error"), bad[0])
-        return CaseSample(worst.status, worst.message)
-    reps = [r for r in runs if r.run_type == "iteration"]
-    aggregates_only = not reps
-    if aggregates_only:
-        reps = [r for r in runs if r.aggregate_name == "median"]
-        if not reps:
-            kinds = sorted({r.aggregate_name or "unnamed" for r in runs})
-            return CaseSample("skipped", f"only aggregates ({', '.join(kinds)}) and no median")
-    counters = {**reps[0].counters, "time_s": reps[0].time_s}
-    judged = judged_counter({k: v for k, v in counters.items() if v == v})
-    if judged is None:
-        return CaseSample("error", "no counter to judge (no time and no throughput counter)")
-    metric, higher = judged
-    figures = {k: [r.counters.get(k, math.nan) for r in reps] for k in reps[0].counters}
-    figures["time_s"] = [r.time_s for r in reps]
-    problem = case_problem(file, reps[0].case, figures, context or {})
-    if problem:
-        return CaseSample("error", problem)
-    values = [(r.time_s if metric == "time_s" else r.counters.get(metric, math.nan)) for r in reps]
-    algo = tuple(sorted({r.counters["algo_id"] for r in reps if "algo_id" in r.counters}))
-    return CaseSample("ok", "", metric, higher, [v for v in values if v == v], aggregates_only, algo, reps[0].label)
-
-
 def load_samples(path: Path) -> RunSamples:
-    files, skipped = scan_paths([path])
+    """The repetitions of every case of one run folder (or file), as compare and history judge
+    them: from the results store where it holds the run (store/), else from its JSON files."""
+    from triaudit.store.source import samples_of
+
+    return assemble_samples(path, *samples_of([path])[0])
+
+
+def assemble_samples(path: Path, files: list[Path], skipped: list[str], per_file) -> RunSamples:
+    """One run's RunSamples from its files' samples (results/samples.py FileSamples, in scan
+    order): a case in two files is a conflict, never two numbers; one GPU at a time."""
     if not files:
         raise CompareError(f"{path}: no result files" + (f" ({'; '.join(skipped)})" if skipped else ""))
     folders = sorted({f.parent for f in files})
@@ -128,26 +93,22 @@ def load_samples(path: Path) -> RunSamples:
     gpus: set[str] = set()
     notes: list[str] = list(skipped)
     provenances: set[str] = set()
-    for f in files:
-        rf = load_result(f)
-        notes += rf.notes
-        provenances.add(provenance(rf.context))
-        run = read_run(f.parent, [rf.context])
-        complete = complete and run.complete
-        gpu = gpu_identity(rf.context, run, f.name)
-        if gpu and not str(rf.context.get("executable", "")).startswith("peer:"):
+    for fs in per_file:
+        f = fs.path
+        notes += fs.notes
+        provenances.add(provenance(fs.context))
+        complete = complete and fs.run.complete
+        gpu = gpu_identity(fs.context, fs.run, f.name)
+        if gpu and not str(fs.context.get("executable", "")).startswith("peer:"):
             gpus.add(gpu)
-        if gpu_measured(rf.context):
-            context = context or rf.context
-        by_case: dict[str, list] = {}
-        for r in rf.runs:
-            by_case.setdefault(r.case, []).append(r)
-        for case, runs in by_case.items():
+        if gpu_measured(fs.context):
+            context = context or fs.context
+        for case, sample in fs.cases:
             if case in owner:  # one case in two files of one run: never two numbers for one case
                 cases[case] = CaseSample("error", f"conflict: {case} is in both {Path(owner[case]).name} and {f.name}")
                 continue
             owner[case] = str(f)
-            cases[case] = _case_sample(runs, str(f), rf.context)
+            cases[case] = sample
     if len(gpus) > 1:
         raise CompareError(
             f"{path}: holds results of {len(gpus)} GPUs (a whole-node run): compare one GPU's files "
@@ -407,7 +368,12 @@ def history(
         raise CompareError(f"--cases {case_filter!r}: not a valid regular expression ({e})") from None
     if out.exists() and not out.is_dir():
         raise CompareError(f"--out {out}: exists and is not a folder")
-    loaded = sorted((load_samples(r) for r in runs), key=lambda r: Path(r.label).name)
+    from triaudit.store.source import samples_of
+
+    # Every run at once: from the results store where it holds them (one query), else each run's JSON.
+    loaded = sorted(
+        (assemble_samples(path, *got) for path, got in zip(runs, samples_of(runs))), key=lambda r: Path(r.label).name
+    )
     if len(loaded) < 2:
         raise CompareError("history needs at least two runs")
     cards: dict[str, list[str]] = {}
@@ -436,7 +402,7 @@ def history(
             metric, up, vals = s[case]
             verdict = ""
             if before is not None:
-                verdict = stats.decide(before, vals, up, alpha, min_effect, min_repetitions).verdict
+                verdict = stats.decide(before, vals, up, alpha, min_effect, min_repetitions, p_for_same=False).verdict
             before = vals
             higher[case] = up
             rows.append((case, names[i], metric, statistics.median(vals), min(vals), max(vals), verdict))

@@ -38,10 +38,7 @@ from triaudit.core.errors import TriauditError
 from triaudit.judge.floors_toml import dumps
 from triaudit.judge.gate_checks import CHECKS, NODE_CHECKS, fmt
 from triaudit.judge.gate_facts import gpu_facts
-from triaudit.judge.outliers import identities
 from triaudit.results.figures import gpu_measured, headline_figures
-from triaudit.results.reading import scan_paths
-from triaudit.results.table import load_results, plain
 
 MAD_SCALE = 1.4826
 K_SIGMA = 3.0
@@ -142,16 +139,33 @@ def _rel_noise(row) -> float | None:
     return MEDIAN_EFFICIENCY * sigma / math.sqrt(n)
 
 
-def _units_of(rows: pd.DataFrame, who: str, metric: str) -> Unit | None:
-    ok = rows[(rows["status"] == "ok") & (rows["metric"] == metric)]
-    if ok.empty:
+def _case_rows(rows: pd.DataFrame, case: str, metric: str, unit_of: dict[str, str]) -> dict[str, list[tuple]]:
+    """Each GPU's measured rows of one case and counter: (median, min, max, reps) in the table's order
+    (its files' order), found once for every GPU instead of a frame per GPU."""
+    if rows.empty:
+        return {}
+    hit = rows[((rows["case"] == case) & (rows["metric"] == metric) & (rows["status"] == "ok")).to_numpy()]
+    out: dict[str, list[tuple]] = {}
+    files = hit["file"].astype(str).to_numpy()
+    values = zip(*(hit[c].to_numpy() for c in ("median", "min", "max", "reps")))
+    for f, v in zip(files, values):
+        unit = unit_of.get(f)
+        if unit is not None:
+            out.setdefault(unit, []).append(v)
+    return out
+
+
+def _units_of(rows: list[tuple] | None, who: str) -> Unit | None:
+    """One GPU's figure of a check from its rows of the case (_case_rows): the median of its files'
+    medians, the noise of its repetitions, how many."""
+    if not rows:
         return None
-    noise = [x for x in (_rel_noise(r) for _, r in ok.iterrows()) if x is not None]
+    noise = [x for x in (_rel_noise(dict(zip(("median", "min", "max", "reps"), r))) for r in rows) if x is not None]
     return Unit(
         who,
-        float(ok["median"].median()),
+        float(pd.Series([r[0] for r in rows], dtype="float64").median()),
         statistics.mean(noise) if noise else None,
-        int(ok["reps"].median()),
+        int(pd.Series([r[3] for r in rows]).median()),
     )
 
 
@@ -208,14 +222,28 @@ def _as_pattern(case: str) -> str:
     return re.sub(r"src:\d+/dst:\d+", "src:*/dst:*", case)
 
 
+# The counters derive reads: the checks', their headlines' (results/figures.py), each collective's
+# GPU count and the energy column the selector fills. Only these are loaded from a results store.
+_HEADLINES = {h.key: h for _, h in registry.headlines()}
+NEEDED = (
+    {c.metric for c in CHECKS.values()}
+    | {_HEADLINES[c.headline].counter for c in CHECKS.values() if c.headline in _HEADLINES}
+    | {"ranks", "watts_mean"}
+)
+
+
 def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
-    """Per SKU of the fleet under `paths`, its floors, and notes on what was left out."""
-    files, skipped = scan_paths(paths)
-    if not files:
+    """Per SKU of the fleet under `paths`, its floors, and notes on what was left out (the runs
+    from the results store where it holds them, store/source.py, else from their JSON files)."""
+    from triaudit.store.source import open_source
+
+    source = open_source(paths)
+    if not source.runs:
         raise DeriveError(f"no result files under {', '.join(map(str, paths))}")
-    rs = load_results(files)
-    who = identities(rs)
-    notes = list(skipped) + list(rs.notes)
+    rs = source.load(None, NEEDED)
+    who = source.identities(source.runs)
+    notes = list(source.skipped) + source.notes()
+    _SPAN[tuple(map(str, paths))] = _span(source)
     if not who:
         return [], notes + ["no GPU result in these files: nothing to derive floors from"]
     t = rs.table
@@ -229,8 +257,7 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
         keys={c.headline for c in CHECKS.values() if c.scope == "gpu"},
     )
     metrics = {c.metric for c in CHECKS.values()}
-    rows = plain(t[t["metric"].isin(metrics)]) if not t.empty else plain(t)
-    by_file = {str(f): g for f, g in rows.groupby("file", observed=True)}
+    rows = t[t["metric"].isin(metrics).to_numpy()] if not t.empty else t
     gpus: dict[str, dict] = {}
     for f, w in who.items():
         g = gpus.setdefault(w["gpu"], {"who": w, "files": []})
@@ -274,9 +301,6 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
         bits += [f"PCIe Gen{topo['pcie_generation']} x{topo['pcie_width']}" if topo["pcie_width"] else ""]
         bits += [f"{power} W" if power is not None else ""]
         sku = SkuFloors(" · ".join(b for b in bits if b), match, expect, left_out=left, gpus=len(kept))
-        kept_rows = (
-            pd.concat([by_file[f] for m in kept for f in m["files"] if f in by_file]) if kept else rows.iloc[0:0]
-        )
         for check, c in CHECKS.items():
             if c.scope != "gpu":
                 continue
@@ -284,12 +308,11 @@ def derive(paths: list[Path]) -> tuple[list[SkuFloors], list[str]]:
             case = _vote(picks[(picks["key"] == c.headline) & picks["unit"].isin(mine)])
             if case is None:
                 continue
+            by_gpu = _case_rows(rows, case, c.metric, unit_of)
             units = []
             for m in kept:
-                r = pd.concat([by_file[f] for f in m["files"] if f in by_file]) if m["files"] else kept_rows.iloc[0:0]
-                r = r[r["case"] == case] if not r.empty else r
                 w = m["who"]
-                u = _units_of(r, f"{w['host']} GPU {w['gpu_index']}", c.metric) if not r.empty else None
+                u = _units_of(by_gpu.get(w["gpu"]), f"{w['host']} GPU {w['gpu_index']}")
                 if u is not None:
                     units.append(u)
             if units:
@@ -394,15 +417,25 @@ def to_toml(skus: list[SkuFloors], fleet: str, date: str, measured: str) -> str:
     return dumps(data, head)
 
 
-def measured_span(paths: list[Path]) -> str:
-    """The runs' dates, first to last (from their folders' stamps and manifests)."""
-    from triaudit.results.runs import read_run
+_SPAN: dict[tuple, str] = {}  # the span of the runs derive() read, by its paths
 
-    files = scan_paths(paths)[0]
-    starts = sorted({read_run(f.parent, []).started for f in files} - {""})
+
+def _span(source) -> str:
+    source.complete()
+    starts = sorted({r.row["started_recorded"] for r in source.runs} - {""})
     if not starts:
         return "dates unknown"
     return starts[0] if len(starts) == 1 else f"{starts[0]} to {starts[-1]}"
+
+
+def measured_span(paths: list[Path]) -> str:
+    """The runs' dates, first to last (from their folders' stamps and manifests)."""
+    key = tuple(map(str, paths))
+    if key not in _SPAN:
+        from triaudit.store.source import open_source
+
+        _SPAN[key] = _span(open_source(paths))
+    return _SPAN[key]
 
 
 def today_utc() -> str:

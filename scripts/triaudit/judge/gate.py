@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from triaudit import corners as registry
@@ -41,12 +42,12 @@ from triaudit.judge.gate_checks import (
     fmt,
 )
 from triaudit.judge.gate_environment import environment
-from triaudit.judge.gate_facts import Gpu, Node, nodes
+from triaudit.judge.gate_facts import Gpu, Node, build_nodes, newest_runs
 from triaudit.judge.gate_health import health
+from triaudit.judge.gate_rows import Figure, GateRows
 from triaudit.judge.gate_verdict import Verdict, drain_words, figure_message, judge_figure
 from triaudit.results.case_info import SYNTHETIC, SYNTHETIC_BANNER, provenance
-from triaudit.results.reading import scan_paths
-from triaudit.results.table import ResultSet, load_results, plain
+from triaudit.results.table import ResultSet, plain, records
 
 ORDER = {c: i for i, c in enumerate([*CHECKS, *ENVIRONMENT])}
 # Node checks said NOT TESTED when no floor names them (the others are left out without a floor).
@@ -66,9 +67,20 @@ class GateResult:
     not_applicable: list[str] = field(default_factory=list)  # "host GPU i: gemm_fp8: why"
     notes: list[str] = field(default_factory=list)
 
+    _by_host: tuple | None = field(default=None, repr=False, compare=False)
+
     def counts(self, host: str | None = None) -> dict[str, int]:
-        vs = [v for v in self.verdicts if host is None or v.host == host]
-        return {s: sum(v.status == s for v in vs) for s in STATUSES}
+        if host is None:
+            return {s: sum(v.status == s for v in self.verdicts) for s in STATUSES}
+        # Counted once for every host (asked once per host: a thousand hosts, a hundred thousand verdicts).
+        if self._by_host is None or self._by_host[0] != len(self.verdicts):
+            tally: dict[str, dict[str, int]] = {}
+            for v in self.verdicts:
+                t = tally.setdefault(v.host, dict.fromkeys(STATUSES, 0))
+                if v.status in t:
+                    t[v.status] += 1
+            self._by_host = (len(self.verdicts), tally)
+        return dict(self._by_host[1].get(host) or dict.fromkeys(STATUSES, 0))
 
     def node_status(self, host: str) -> str:
         c = self.counts(host)
@@ -84,20 +96,18 @@ def exit_code(result: GateResult) -> int:
     return EXIT_OK
 
 
+# The counters any check reads: the checks', the clock flags, the health counters (and every case
+# that did not run: its status and message). Only these are loaded from a results store.
+HEALTH = set(HEALTH_FATAL) | set(HEALTH_BANDED)
+NEEDED = {c.metric for c in CHECKS.values()} | HEALTH | {"throttled", "clock_low"}
+
+
 def _needed_rows(rs: ResultSet) -> pd.DataFrame:
-    """The rows any check reads: the checks' counters, the clock flags, the health counters, and
-    every case that did not run (its status and message)."""
+    """The rows any check reads (NEEDED, and every case that did not run)."""
     t = rs.table
     if t.empty:
-        return plain(t)
-    metrics = {c.metric for c in CHECKS.values()} | set(HEALTH_FATAL) | set(HEALTH_BANDED) | {"throttled", "clock_low"}
-    return plain(t[t["metric"].isin(metrics) | (t["status"] != "ok")])
-
-
-def _matching(rows: pd.DataFrame, case: str) -> pd.DataFrame:
-    if rows.empty:
-        return rows
-    return rows[rows["case"].astype(str).str.match(fnmatch.translate(case))]
+        return t
+    return t[(t["metric"].isin(NEEDED) | (t["status"] != "ok")).to_numpy()]
 
 
 def _gpu_verdict(gpu: Gpu, sku: Sku | None, check: str, status: str, message: str, **kw) -> Verdict:
@@ -107,26 +117,25 @@ def _gpu_verdict(gpu: Gpu, sku: Sku | None, check: str, status: str, message: st
     )
 
 
-def _figure(rows: pd.DataFrame, floor: Floor) -> tuple[float | None, str]:
-    """(the figure, how it was measured) of a floor's case in these rows, or (None, why not)."""
+def _figure(fig: Figure | None, floor: Floor) -> tuple[float | None, str]:
+    """(the figure, how it was measured) of a floor's case in a GPU's rows (gate_rows.py, summed
+    up), or (None, why not)."""
     metric = CHECKS[floor.check].metric
-    hits = _matching(rows, floor.case)
-    ok = hits[(hits["status"] == "ok") & (hits["metric"] == metric)]
-    if not ok.empty:
-        reps = int(ok["reps"].sum())
-        value = float(ok["median"].median())
-        how = f"median of {reps} repetition(s)" if len(ok) == 1 else f"median over {len(ok)} files, {reps} repetitions"
-        return value, how
-    bad = hits[hits["status"] != "ok"]
-    if not bad.empty:
-        r = bad.iloc[0]
-        return None, f"{r['case']} {r['status']}: {r['message']}"
-    if not hits.empty:
+    fig = fig or Figure()
+    if fig.value is not None:
+        reps = fig.reps
+        if fig.files == 1:
+            return fig.value, f"median of {reps} repetition(s)"
+        return fig.value, f"median over {fig.files} files, {reps} repetitions"
+    if fig.bad is not None:
+        case, status, message = fig.bad
+        return None, f"{case} {status}: {message}"
+    if fig.hits:
         return None, f"{floor.case} has no {metric} counter"
     return None, f"{floor.case} is not in the run"
 
 
-def _performance(gpu: Gpu, sku: Sku | None, rows: pd.DataFrame, result: GateResult) -> list[Verdict]:
+def _performance(gpu: Gpu, sku: Sku | None, rows: GateRows, result: GateResult) -> list[Verdict]:
     out = []
     for check, c in CHECKS.items():
         if c.scope != "gpu":
@@ -145,7 +154,7 @@ def _performance(gpu: Gpu, sku: Sku | None, rows: pd.DataFrame, result: GateResu
         if floor is None:
             out.append(_gpu_verdict(gpu, sku, check, NOT_TESTED, f"{sku.label()} has no {check} floor"))
             continue
-        value, how = _figure(rows, floor)
+        value, how = _figure(rows.figures(floor.case, CHECKS[check].metric).get(_unit(gpu)), floor)
         if value is None:
             out.append(
                 _gpu_verdict(gpu, sku, check, NOT_TESTED, how, case=floor.case, fail=floor.fail, warn=floor.warn)
@@ -175,9 +184,10 @@ def _memory(gpu: Gpu) -> str:
     return f"{m:.1f} GB" if m else "memory unknown"
 
 
-def _p2p(node: Node, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> list[Verdict]:
-    """Per link type, the slowest ordered pair of the p2p run, against the type's floor."""
-    p2p = rows[rows["case"].astype(str).str.startswith("p2p/ce/uni/")] if not rows.empty else rows
+def _p2p(node: Node, sku: Sku | None, rows: list[dict], contexts: dict) -> list[Verdict]:
+    """Per link type, the slowest ordered pair of the p2p run, against the type's floor. `rows`:
+    the node's rows of the node checks' cases (_node_rows), as records."""
+    p2p = [r for r in rows if r["case"].startswith(P2P_CASES)]
     by_bus = {g.facts.get("pci_bus_id", "").lower(): g for g in node.gpus}
     by_index = {g.index: g for g in node.gpus}
 
@@ -201,11 +211,11 @@ def _p2p(node: Node, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> lis
             **kw,
         )
 
-    if p2p.empty:
+    if not p2p:
         return [verdict(NOT_TESTED, f"no p2p case in the run of {node.gpu_count} GPUs")]
     pairs: dict[str, list[dict]] = {}
     not_run: list[str] = []
-    for r in p2p.to_dict("records"):
+    for r in p2p:
         ctx = contexts.get(r["file"], {})
         src, dst = str(r.get("src", "")), str(r.get("dst", ""))
         link = str(ctx.get(f"p2p_link_{src}_{dst}", "unknown")).split(" ")[0] or "unknown"
@@ -252,7 +262,22 @@ def _p2p(node: Node, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> lis
     return out
 
 
-def _collective(node: Node, check: Check, sku: Sku | None, rows: pd.DataFrame, contexts: dict) -> Verdict:
+def _figure_of(rows: list[dict], case_glob: str, metric: str) -> tuple[Figure, list[dict]]:
+    """gate_rows.py GateRows.figures for one node's records; and the records of the case."""
+    pattern = re.compile(fnmatch.translate(case_glob))
+    hits = [r for r in rows if pattern.match(r["case"])]
+    ok = [r for r in hits if r["status"] == "ok" and r["metric"] == metric]
+    fig = Figure(hits=bool(hits))
+    if ok:
+        fig.value = float(np.median([r["median"] for r in ok]))
+        fig.reps, fig.files = int(sum(r["reps"] for r in ok)), len(ok)
+    bad = next((r for r in hits if r["status"] != "ok"), None)
+    if bad is not None:
+        fig.bad = (bad["case"], bad["status"], str(bad["message"]))
+    return fig, hits
+
+
+def _collective(node: Node, check: Check, sku: Sku | None, rows: list[dict], contexts: dict) -> Verdict:
     """A collective's busbw at the floor's case, over the floor's GPU count."""
     cid = check.id
 
@@ -263,12 +288,13 @@ def _collective(node: Node, check: Check, sku: Sku | None, rows: pd.DataFrame, c
     if floor is None:
         why = f"no {cid} floor in {sku.label()}" if sku else "no floors entry matches the node's GPUs"
         return verdict(NOT_TESTED, why)
-    value, how = _figure(rows, floor)
+    fig, hits = _figure_of(rows, floor.case, CHECKS[cid].metric)
+    value, how = _figure(fig, floor)
     if value is None:
         return verdict(NOT_TESTED, how, case=floor.case)
     corner = registry.corner_named(cid)
     key = corner.ranks_context if corner else ""
-    files = set(_matching(rows, floor.case)["file"])
+    files = {r["file"] for r in hits}
     ranks = {str(contexts.get(f, {}).get(key, "?")) for f in files}
     if floor.gpus is not None and ranks != {str(floor.gpus)}:
         return verdict(
@@ -311,36 +337,48 @@ def _is_ip(name: str) -> bool:
 
 
 def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "") -> GateResult:
-    """The verdicts for every host under `paths` (only `host`'s, when given)."""
-    files, skipped = scan_paths(paths)  # LoadError names a missing or unreadable path
-    if not files:
+    """The verdicts for every host under `paths` (only `host`'s, when given): each host's newest run,
+    from the results store where it holds them (only those runs, only the counters read), else from
+    the JSON files (store/source.py)."""
+    from triaudit.store.source import open_source
+
+    # Of a store's runs only each host's newest and those with notes: a year of nights costs what one does.
+    source = open_source(paths, newest_per_host=True)  # LoadError names a missing or unreadable path
+    if not any(r.has_files for r in source.runs):
         raise GateError(f"no result files under {', '.join(map(str, paths))}")
     floors = FloorSet.load(floor_files)  # FloorsError names the file and key
-    rs = load_results(files)
-    found, notes = nodes(rs)
+    chosen, notes = newest_runs(source.runs, source.hosts)
     if host:
-        others = [n.host for n in found if not same_host(n.host, host)]
-        found = [n for n in found if same_host(n.host, host)]
+        others = [h for h in chosen if not same_host(h, host)]
+        chosen = {h: r for h, r in chosen.items() if same_host(h, host)}
         notes = [x for x in notes if not any(x.startswith(f"{o}:") for o in others)]
-        if not found:
+        if not chosen:
             notes.append(f"no run of host {host} in these results: nothing to judge it on")
-    result = GateResult([], found, notes=list(skipped) + list(rs.notes) + notes)
+    judged = list({id(r): r for r in chosen.values()}.values())
+    # The health counters are three rows in four of a fleet's: a store sums them itself (per file,
+    # as gate_rows.health_counters does), and the table holds only the rest.
+    counters = source.health_counters(judged, HEALTH) if judged else None
+    rs = source.load(judged, NEEDED - HEALTH if counters is not None else NEEDED) if judged else None
+    found = build_nodes(chosen, rs, source.identities(judged)) if rs is not None else []
+    result = GateResult([], found, notes=list(source.skipped) + source.notes() + notes)
+    if rs is None:
+        return result
     rows = _needed_rows(rs)
-    by_file = {str(f): g for f, g in rows.groupby("file", observed=True)} if not rows.empty else {}
-    empty = rows.iloc[0:0]
+    unit_of = {f: _unit(g) for node in found for g in node.gpus for f in g.files}
+    per_gpu = GateRows(rows, unit_of)
+    clocks, healths = per_gpu.clocks(), per_gpu.health(counters)
+    node_rows = _node_rows(rows, found)
     for node in found:
-        node_rows = pd.concat([by_file[f] for f in node.files if f in by_file]) if node.files else empty
         skus = []
         for gpu in node.gpus:
-            grows = pd.concat([by_file[f] for f in gpu.files if f in by_file]) if gpu.files else empty
             sku, mismatches = choose_sku(gpu.facts, floors)
             skus.append(sku)
-            result.verdicts += _performance(gpu, sku, grows, result)
-            result.verdicts += environment(gpu, sku, mismatches, grows, node.gpus)
-            result.verdicts.append(health(gpu, sku, grows))
+            result.verdicts += _performance(gpu, sku, per_gpu, result)
+            result.verdicts += environment(gpu, sku, mismatches, clocks.get(_unit(gpu)), node.gpus)
+            result.verdicts.append(health(gpu, sku, healths.get(_unit(gpu))))
         if node.gpu_count >= 2:
             sku = next((s for s in skus if s is not None), None)
-            here = node_rows if len(node_rows) else empty
+            here = node_rows.get(node.host, [])
             for c in NODE_CHECKS:
                 if c.id in PER_LINK:
                     result.verdicts += _p2p(node, sku, here, rs.contexts)
@@ -352,6 +390,37 @@ def gate(paths: list[Path], floor_files: list[Path] | None = None, host: str = "
             v.provenance = SYNTHETIC
     result.verdicts.sort(key=lambda v: (v.host, not v.gpu, _num(v.gpu), ORDER.get(v.check, 99), v.link))
     return result
+
+
+def _unit(gpu: Gpu) -> str:
+    """A GPU's key among the gate's rows (gate_rows.py): one per GPU of a node."""
+    return f"{gpu.host}\x00{gpu.index}\x00{gpu.uuid}"
+
+
+# The node checks read only their corners' cases (p2p's copy-engine pairs, the collectives') and
+# only these columns of them.
+P2P_CASES = "p2p/ce/uni/"
+_NODE_CORNERS = tuple(P2P_CASES if c.id in PER_LINK else f"{c.id}/" for c in NODE_CHECKS)
+_NODE_COLUMNS = ["file", "case", "metric", "median", "reps", "status", "message", "src", "dst", "bytes"]
+
+
+def _node_rows(rows: pd.DataFrame, found: list[Node]) -> dict[str, list[dict]]:
+    """Per node, its files' rows of the node checks' corners, as records (plain text), made once."""
+    if rows.empty or not found:
+        return {}
+    host_of = {f: n.host for n in found if n.gpu_count >= 2 for f in n.files}
+    case = rows["case"]
+    cats = case.cat.categories if isinstance(case.dtype, pd.CategoricalDtype) else None
+    if cats is not None:
+        keep = np.array([str(c).startswith(_NODE_CORNERS) for c in cats] + [False])[case.cat.codes.to_numpy()]
+    else:
+        keep = case.astype(str).str.startswith(_NODE_CORNERS).to_numpy()
+    keep &= rows["file"].isin(host_of).to_numpy()
+    mine = plain(rows.loc[keep, [c for c in _NODE_COLUMNS if c in rows.columns]])
+    out: dict[str, list[dict]] = {}
+    for r in records(mine):
+        out.setdefault(host_of[r["file"]], []).append(r)
+    return out
 
 
 def _num(index: str) -> tuple:

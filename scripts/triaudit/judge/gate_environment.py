@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
-
 from triaudit.judge.floors import Sku
 from triaudit.judge.gate_checks import FAIL, NOT_TESTED, PASS, WARN
 from triaudit.judge.gate_facts import Gpu
+from triaudit.judge.gate_rows import Clocks
 from triaudit.judge.gate_verdict import Verdict
 
 
@@ -121,13 +120,11 @@ def ecc(gpu: Gpu, sku: Sku | None) -> Verdict:
     return _verdict(gpu, sku, "ecc", PASS, f"ECC {mode}")
 
 
-def clocks(gpu: Gpu, sku: Sku | None, rows: pd.DataFrame) -> Verdict:
-    r = rows[(rows["status"] == "ok") & rows["metric"].isin(["throttled", "clock_low"])]
-    if r.empty:
+def clocks(gpu: Gpu, sku: Sku | None, rows: Clocks | None) -> Verdict:
+    """The verdict from the GPU's clock flags (gate_rows.py GateRows.clocks; None: no flag at all)."""
+    if rows is None or rows.empty:
         return _verdict(gpu, sku, "clocks", NOT_TESTED, "no clock samples in the run's cases (NVML did not sample)")
-    cases = r["case"].nunique()
-    throttled = sorted(set(r.loc[(r["metric"] == "throttled") & (r["max"] > 0), "case"]))
-    low = sorted(set(r.loc[(r["metric"] == "clock_low") & (r["max"] > 0), "case"]))
+    cases, throttled, low = rows.cases, rows.throttled, rows.low
     if throttled:
         return _verdict(
             gpu,
@@ -188,7 +185,7 @@ def power(gpu: Gpu, sku: Sku | None, mismatches: dict) -> Verdict:
     return _verdict(gpu, sku, "power", PASS, f"enforced limit {limit:g} W" + (f" of {default:g} W" if default else ""))
 
 
-def environment(gpu: Gpu, sku: Sku | None, mismatches: dict, rows: pd.DataFrame, siblings: list[Gpu]) -> list[Verdict]:
+def environment(gpu: Gpu, sku: Sku | None, mismatches: dict, rows: Clocks | None, siblings: list[Gpu]) -> list[Verdict]:
     return [
         pcie(gpu, sku, mismatches),
         nvlink(gpu, sku, siblings),

@@ -1,17 +1,20 @@
 """What the gate knows of each node and GPU before judging: which run of each host it judges (the
-newest: a results tree holds every night's), which files are each GPU's (outliers' identification:
-host, GPU index, UUID), and the facts of the GPU's context that choose its floors and that the
-environment checks read (model, memory, NVLink links, PCIe, power limit, ECC, driver)."""
+newest: a results tree holds every night's; chosen from the runs' rows, store/rows.py, before any
+of their rows is read), which files are each GPU's (results/facts.py: host, GPU index, UUID), and
+the facts of the GPU's context that choose its floors and that the environment checks read (model,
+memory, NVLink links, PCIe, power limit, ECC, driver)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from triaudit import corners as registry
-from triaudit.judge.outliers import identities
+from triaudit.results.facts import gate_host, identities
 from triaudit.results.figures import gpu_measured
-from triaudit.results.runs import RunInfo, read_run
+from triaudit.results.runs import RunInfo
 from triaudit.results.table import ResultSet
 
 # The context keys in which a node-level corner says how many GPUs it saw (p2p, each collective).
@@ -98,37 +101,59 @@ def gpu_facts(contexts: list[dict]) -> dict:
     }
 
 
-def _host_of(path: str, ctx: dict, run: RunInfo) -> str:
-    return str(ctx.get("host") or run.host or ctx.get("host_name") or "?")
-
-
-def nodes(rs: ResultSet) -> tuple[list[Node], list[str]]:
-    """The nodes to judge, each with its newest run's GPUs and files, and notes (older runs left
-    out, files without a GPU)."""
+def newest_runs(
+    runs: list, summary: dict[str, tuple[int, list[str]]] | None = None
+) -> tuple[dict[str, object], list[str]]:
+    """Each host's newest run among `runs` (store/source.py Run: a folder with its `runs` row, from
+    the store or from the JSON files), and notes: files that measured no GPU, older runs left out,
+    an incomplete run judged. Chosen from the rows alone: the gate opens only the runs it judges.
+    `summary`: when `runs` holds only each host's newest (and runs with notes) of a store's
+    (Source.hosts), each host's number of runs and its newest names, oldest first, for the note."""
     notes: list[str] = []
-    who = identities(rs)
-    runs: dict[str, RunInfo] = {}
-    by_host: dict[str, dict[str, list[str]]] = {}
-    for f, ctx in rs.contexts.items():
-        run_dir = str(Path(f).parent)
-        run = runs.setdefault(run_dir, rs.runs.get(run_dir) or read_run(Path(run_dir), [ctx]))
-        if not gpu_measured(ctx):
-            notes.append(f"{f}: no GPU measured ({ctx.get('gpu_unavailable_reason', 'no device')})")
-            continue
-        host = who[f]["host"] if f in who else _host_of(f, ctx, run)
-        by_host.setdefault(host, {}).setdefault(run_dir, []).append(f)
-    out = []
+    by_host: dict[str, list] = {}
+    hosts_of: dict[str, list[str]] = {}  # a row's text -> its hosts (a host's nights say the same)
+    for run in runs:
+        if run.row["no_gpu"] != "[]":
+            for name, why in json.loads(run.row["no_gpu"]):
+                notes.append(f"{Path(run.run_dir) / name}: no GPU measured ({why})")
+        text = run.row["gate_hosts"]
+        hosts = hosts_of.get(text)
+        if hosts is None:
+            hosts = hosts_of[text] = json.loads(text)
+        for host in hosts:
+            by_host.setdefault(host, []).append(run)
+    chosen = {}
     for host in sorted(by_host):
-        dirs = sorted(by_host[host], key=lambda d: (runs[d].started, runs[d].name, d))
-        chosen = dirs[-1]
-        if len(dirs) > 1:
+        # The run's start (its manifest's, else its folder's stamp), name and folder: RunInfo's own order.
+        dirs = sorted(by_host[host], key=lambda r: (r.row["started"], r.row["name"], r.run_dir))
+        chosen[host] = dirs[-1]
+        name = dirs[-1].row["name"]
+        count, names = summary[host] if summary and host in summary else (len(dirs), [d.row["name"] for d in dirs])
+        if count > 1:
             notes.append(
-                f"{host}: the newest run {runs[chosen].name} judged; {len(dirs) - 1} older run(s) left out "
-                f"({', '.join(runs[d].name for d in dirs[:-1][-3:])}{', ...' if len(dirs) > 4 else ''})"
+                f"{host}: the newest run {name} judged; {count - 1} older run(s) left out "
+                f"({', '.join(names[:-1][-3:])}{', ...' if count > 4 else ''})"
             )
-        if not runs[chosen].complete:
-            notes.append(f"{host}: run {runs[chosen].name} is incomplete: what it lacks is NOT TESTED")
-        files = sorted(by_host[host][chosen])
+        if not dirs[-1].row["complete"]:
+            notes.append(f"{host}: run {name} is incomplete: what it lacks is NOT TESTED")
+    return chosen, notes
+
+
+def build_nodes(chosen: dict[str, Any], rs: ResultSet, who: dict[str, dict] | None = None) -> list[Node]:
+    """The nodes to judge: each host's chosen run with its GPUs and files, from the run's contexts;
+    `who`: each file's GPU (results/facts.py identities), when the caller has them (a store does)."""
+    who = identities(rs) if who is None else who
+    out = []
+    for host in sorted(chosen):
+        run = chosen[host]
+        info = rs.runs.get(run.run_dir) or run.info
+        files = sorted(
+            str(f)
+            for f in run.files
+            if str(f) in rs.contexts
+            and gpu_measured(rs.contexts[str(f)])
+            and gate_host(rs.contexts[str(f)], info, who.get(str(f))) == host
+        )
         gpus: dict[str, Gpu] = {}
         for f in files:
             w = who.get(f)
@@ -139,5 +164,5 @@ def nodes(rs: ResultSet) -> tuple[list[Node], list[str]]:
         for g in gpus.values():
             g.facts = gpu_facts([rs.contexts[f] for f in g.files])
         seen = [max((_int(rs.contexts[f].get(k)) or 0 for k in GPU_COUNT_KEYS), default=0) for f in files]
-        out.append(Node(host, runs[chosen], sorted(gpus.values(), key=Gpu.sort_key), files, max(seen, default=0)))
-    return out, notes
+        out.append(Node(host, info, sorted(gpus.values(), key=Gpu.sort_key), files, max(seen, default=0)))
+    return out

@@ -11,11 +11,10 @@ health counter at all (executables built before they were recorded, or no NVML).
 
 from __future__ import annotations
 
-import pandas as pd
-
 from triaudit.judge.floors import Band, Sku
-from triaudit.judge.gate_checks import FAIL, HEALTH_BANDED, HEALTH_ERROR_PREFIX, HEALTH_FATAL, NOT_TESTED, PASS, WARN
+from triaudit.judge.gate_checks import FAIL, HEALTH_BANDED, HEALTH_FATAL, NOT_TESTED, PASS, WARN
 from triaudit.judge.gate_facts import Gpu
+from triaudit.judge.gate_rows import Health
 from triaudit.judge.gate_verdict import Verdict
 
 POLICY_BASIS = (
@@ -27,7 +26,9 @@ POLICY_BASIS = (
 POLICY = {c: Band(1.0, None, {"kind": "policy", "basis": POLICY_BASIS}) for c in HEALTH_BANDED}
 
 
-def health(gpu: Gpu, sku: Sku | None, rows: pd.DataFrame) -> Verdict:
+def health(gpu: Gpu, sku: Sku | None, rows: Health | None) -> Verdict:
+    """The verdict from the GPU's health rows, summed up (gate_rows.py GateRows.health; None: none)."""
+
     def verdict(status: str, message: str, short: str = "", counts: dict | None = None) -> Verdict:
         v = Verdict(gpu.host, gpu.index, gpu.uuid, gpu.model, "health", status, message, short=short or message)
         v.sku = sku.label() if sku else ""
@@ -35,18 +36,16 @@ def health(gpu: Gpu, sku: Sku | None, rows: pd.DataFrame) -> Verdict:
         v.counts = counts or {}
         return v
 
-    errored = rows[(rows["status"] == "error") & rows["message"].astype(str).str.startswith(HEALTH_ERROR_PREFIX)]
-    counters = rows[(rows["status"] == "ok") & rows["metric"].astype(str).str.startswith("health_")]
-    if counters.empty and errored.empty:
+    if rows is None or (not rows.counted and not rows.errored):
         return verdict(NOT_TESTED, "no health counter in the run's cases")
     # A case's counter per repetition is that repetition's delta: its largest is a lower bound of
-    # the case's total, exact when the events fell in one repetition.
-    counts = {str(m): float(g["max"].sum()) for m, g in counters.groupby("metric")}
-    cases = counters["case"].nunique()
+    # the case's total, exact when the events fell in one repetition (summed in gate_rows.py).
+    counts = dict(rows.counts)
+    cases = rows.cases
     fatal = [f"{HEALTH_FATAL[c]}: {counts[c]:g}" for c in HEALTH_FATAL if counts.get(c, 0) > 0]
-    if not errored.empty:
-        first = errored.iloc[0]
-        fatal.insert(0, f"{len(errored)} case(s) ended by a health event, e.g. {first['case']}: {first['message']}")
+    if rows.errored:
+        case, message = rows.first_error
+        fatal.insert(0, f"{rows.errored} case(s) ended by a health event, e.g. {case}: {message}")
     if fatal:
         return verdict(FAIL, "; ".join(fatal), "health: " + fatal[0].split(":")[0], counts)
     fails, warns = [], []

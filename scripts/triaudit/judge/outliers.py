@@ -20,15 +20,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from triaudit import corners as registry
 from triaudit.core.errors import TriauditError
 from triaudit.results.counters import DISPLAY
 from triaudit.results.counters import JUDGED as PRIMARY_METRICS
-from triaudit.results.figures import gpu_measured
-from triaudit.results.reading import expand_paths
-from triaudit.results.runs import RunInfo, gpu_identity, read_run
+from triaudit.results.facts import identities  # noqa: F401 (its home was here: fleet, derive, gate import it)
 from triaudit.results.status import read_statuses
-from triaudit.results.table import ResultSet, load_results, plain
+from triaudit.results.table import ResultSet, plain
 
 MIN_GPUS = 4
 MAD_K = 3.0
@@ -55,33 +52,6 @@ class Judgement:
     judged: int = 0  # (group, case) pairs with enough GPUs
 
 
-def _identity(path: Path, ctx: dict, run: RunInfo) -> dict | None:
-    """Which GPU a result file measured; None for files that are not one GPU's (no device, a
-    node-level run over several GPUs: p2p, a collective)."""
-    if not gpu_measured(ctx) or path.name in run.node_level_files:
-        return None
-    for key in registry.ranks_contexts():
-        try:
-            if int(ctx.get(key, "1")) > 1:
-                return None
-        except ValueError:
-            pass
-    uuid = gpu_identity(ctx, run, path.name)
-    index = str(ctx.get("gpu_index", ""))
-    if not index.isdigit():  # not recorded, or a placeholder for "not set": the manifest knows
-        index = run.gpu_of(path.name)[1] or index or "?"
-    host = ctx.get("host") or run.host or "?"
-    return {
-        "model": str(ctx.get("gpu_name", "unknown card")),
-        "driver": str(ctx.get("driver_version") or "unknown driver"),
-        "host": str(host),
-        "gpu_index": index,
-        "gpu_uuid": uuid or "?",
-        "gpu": uuid or f"{host}:{index}:{path.parent}",
-        "siblings_loaded": str(ctx.get("siblings_loaded", "unknown")),
-    }
-
-
 def _primary(rows: pd.DataFrame) -> pd.DataFrame:
     """Per case, the rows of the first throughput metric in PRIMARY_METRICS that the case has."""
     order = {m: i for i, (m, _) in enumerate(PRIMARY_METRICS)}
@@ -94,18 +64,6 @@ def _primary(rows: pd.DataFrame) -> pd.DataFrame:
     rows = rows[rows["rank"] == best].drop(columns="rank")
     rows["higher_better"] = rows["metric"].map(higher)
     return rows
-
-
-def identities(rs: ResultSet) -> dict[str, dict]:
-    """{file: the GPU that wrote it (model, driver, gpu, host, ...)}, from the contexts alone."""
-    contexts, runs = rs.contexts, rs.runs
-    ident = {}
-    for f in map(Path, contexts):
-        run = runs.get(str(f.parent)) or read_run(f.parent, [contexts[str(f)]])
-        who = _identity(f, contexts[str(f)], run)
-        if who is not None:
-            ident[str(f)] = who
-    return ident
 
 
 def siblings(ident: dict[str, dict]) -> int:
@@ -194,11 +152,18 @@ def find_outliers(paths: list[Path], threshold: float = 0.05, cases: str = "", m
             re.compile(cases)
         except re.error as exc:
             raise OutlierError(f"--cases {cases!r}: not a regular expression: {exc}") from exc
-    files = expand_paths(paths)  # LoadError names a missing path
+    from triaudit.store.source import JsonSource, open_source
+
+    source = open_source(paths)  # LoadError names a missing path; the store's runs where it has them
     hosts = [s for p in map(Path, paths) if p.is_dir() for s in read_statuses(p)]
-    if not files and not hosts:
+    if not source.runs and not hosts:
         raise OutlierError(f"no result files under {', '.join(map(str, paths))}")
-    per, notes = per_gpu_table(load_results(files), cases) if files else (pd.DataFrame(), [])
+    if isinstance(source, JsonSource):
+        per, notes = per_gpu_table(source.rs, cases) if source.runs else (pd.DataFrame(), [])
+    else:  # each GPU's medians computed by the store's engine (store/per_gpu.py), then judged here
+        from triaudit.store.per_gpu import per_gpu
+
+        per, notes = source.retrying(per_gpu, source, cases)
     per, n_judged = judge(per, threshold, min_gpus)
     groups, not_judged = pd.DataFrame(), []
     if not per.empty:

@@ -107,10 +107,13 @@ def decide(
     alpha: float = 0.05,
     min_effect: float = 0.02,
     min_repetitions: int = 4,
+    p_for_same: bool = True,
 ) -> Verdict:
     """faster / slower: significant (p < alpha) and at least `min_effect` relative change;
     same: the change is below `min_effect`; uncertain: a large change that the repetitions do not
-    support; untested: too few repetitions to test at all (the change is still given)."""
+    support; untested: too few repetitions to test at all (the change is still given).
+    `p_for_same=False`: a change below `min_effect` is "same" without its p-value (NaN), which
+    decides nothing (history asks only for verdicts: a year of runs is thousands of tests)."""
     if not baseline or not new:
         return Verdict("untested", math.nan, math.nan, "no values")
     mb, mn = statistics.median(baseline), statistics.median(new)
@@ -127,6 +130,8 @@ def decide(
         )
     if mb == 0:
         return Verdict("uncertain", math.nan, math.nan, "baseline median is 0")
+    if not p_for_same and abs(change) < min_effect:
+        return Verdict("same", change, math.nan, f"change {said} below the {min_effect * 100:.0f}% threshold")
     _, p = mann_whitney_u(baseline, new)
     if abs(change) < min_effect:
         return Verdict("same", change, p, f"change {said} below the {min_effect * 100:.0f}% threshold")

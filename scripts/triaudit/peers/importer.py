@@ -103,4 +103,7 @@ def run_import(
         if r.not_read:
             out(f"  not read: {'; '.join(r.not_read)}")
     out(f"wrote {folder}")
+    from triaudit.store.hooks import add_after_writing
+
+    add_after_writing(results, folder, out)  # its results store (said, never fatal, when it cannot)
     return 1 if errors else 0

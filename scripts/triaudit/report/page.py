@@ -217,7 +217,9 @@ def write_report(
 
 
 def _write_report(paths, out, include_incomplete, all_runs, prices, notes, tidy_csv) -> list[Path]:
-    reading = Reading.start(paths)
+    from triaudit.store.source import open_reading
+
+    reading = open_reading(paths)  # the results store's runs where one indexes the paths, else the JSON
     try:
         inputs = {f.resolve() for f in reading.files}
         if Path(out).exists() and not Path(out).is_dir():

@@ -151,6 +151,9 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
     given, is the reading of those files already under way (Reading.start(paths))."""
     if reading is None:
         reading = Reading.start(paths)
+    whole = getattr(reading, "result_set", None)
+    if whole is not None:  # a results store's reading (store/source.py): its table is made at once
+        return whole()
     notes = list(reading.notes)
     contexts: dict[str, dict] = {}
     runs: dict = {}
@@ -198,18 +201,58 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
             text[c].add(*cols[c])
         for c in numbers:
             numbers[c].append(np.frombuffer(cols[c], dtype=np.float64 if c in _NUMERIC else np.int64))
-    take = np.concatenate(takes) if takes else np.zeros(0, dtype=np.int64)
+    parts = Parts(
+        {c: col.categorical() for c, col in per_case.items()},
+        np.concatenate(complete) if complete else np.zeros(0, dtype=bool),
+        described,
+        np.concatenate(takes) if takes else np.zeros(0, dtype=np.int64),
+        text,
+        numbers,
+    )
+    del per_case
+    return ResultSet(assemble(parts, conflicts, contexts), contexts, runs, notes)
+
+
+@dataclass
+class Parts:
+    """The table before it is assembled: one entry per (file, case) in `cases` (card, run, file,
+    run_dir, case, provenance: categoricals) and `complete`; one per row in `take` (its (file, case)
+    entry) and the metric columns, `text` (metric, status, message: categoricals, or _TextColumns)
+    and `numbers` (arrays, or lists of them); `described`: case -> its schema-2 description, the
+    first file's. load_results collects them file by file; the results store (store/) in bulk.
+    assemble() takes the metric columns out of it as it goes (a fleet's table is not held twice)."""
+
+    cases: dict[str, pd.Categorical]
+    complete: np.ndarray
+    described: dict[str, dict]
+    take: np.ndarray
+    text: dict
+    numbers: dict
+
+
+def _column(x):
+    """A metric column of Parts, whole: a _TextColumn's categorical, a list of arrays joined."""
+    if isinstance(x, _TextColumn):
+        return x.categorical()
+    return np.concatenate(x) if isinstance(x, list) else x
+
+
+def assemble(parts: Parts, conflicts: dict[tuple[str, str], str], contexts: dict[str, dict]) -> pd.DataFrame:
+    """The tidy table from its parts: the name's parts and axes as columns (from each case's
+    description where it has one), the conflicts and the figures no card can produce as error rows."""
+    take, described = parts.take, parts.described
+    text, numbers = parts.text, parts.numbers  # taken column by column: the frame is not held twice
     # Text columns are categorical: a hundred cards' million rows hold a few thousand distinct
     # names, and comparing, grouping and copying small integer codes is what keeps a report fast.
-    cases = pd.DataFrame({c: col.categorical() for c, col in per_case.items()})
-    cases["complete"] = np.concatenate(complete) if complete else np.zeros(0, dtype=bool)
-    if n_cases:
+    cases = pd.DataFrame(parts.cases)
+    cases["complete"] = parts.complete
+    if len(cases):
         names = cases["case"].cat
-        parts = [_described_parts(c, described.get(c)) for c in names.categories]
-        cases["corner"] = _derived(names, [p[0] for p in parts])
-        cases["op"] = _derived(names, [p[1] for p in parts])
-        cases["variant"] = _derived(names, [p[2] for p in parts])
-        argdicts = [dict(p[3]) for p in parts]
+        named = [_described_parts(c, described.get(c)) for c in names.categories]
+        cases["corner"] = _derived(names, [p[0] for p in named])
+        cases["op"] = _derived(names, [p[1] for p in named])
+        cases["variant"] = _derived(names, [p[2] for p in named])
+        argdicts = [dict(p[3]) for p in named]
         keys: dict[str, None] = {}
         # In the order the rows first name them (the column order of the table and of tidy.csv).
         for code in pd.unique(names.codes):
@@ -221,14 +264,13 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
         if described:  # schema 2: the counter each case is judged on, its scope, its headline tag
             for k in ("judged", "scope", "headline"):
                 cases[k] = _derived(names, [str((described.get(c) or {}).get(k) or "") for c in names.categories])
-    del per_case
     front = BASE_COLUMNS + ["complete", "run_dir"]
     if len(take):
         # Each column once, in its final place: a frame of a million rows grown a column at a
         # time, then put in order, was copied whole twice.
         got: dict[str, object] = {c: _take(cases[c], take) for c in cases.columns}
         for c in _METRIC_COLS:
-            got[c] = text.pop(c).categorical() if c in TEXT_COLS else np.concatenate(numbers.pop(c))
+            got[c] = _column(text.pop(c) if c in TEXT_COLS else numbers.pop(c))
         df = pd.DataFrame({c: got[c] for c in front + [c for c in got if c not in front]}, copy=False)
     else:
         df = cases.iloc[0:0]
@@ -247,7 +289,7 @@ def load_results(paths: Iterable[str | Path], reading: Reading | None = None) ->
     order = front + [c for c in df.columns if c not in front]
     if list(df.columns) != order:
         df = df[order]
-    return ResultSet(df, contexts, runs, notes)
+    return df
 
 
 def _as_errors(df: pd.DataFrame, errors: dict[tuple[str, str], str]) -> pd.DataFrame:
@@ -273,7 +315,9 @@ def _as_errors(df: pd.DataFrame, errors: dict[tuple[str, str], str]) -> pd.DataF
     where = first[keep]
     for col, v in (("metric", [""]), ("status", ["error"]), ("message", messages)):
         if isinstance(df[col].dtype, pd.CategoricalDtype):
-            df[col] = df[col].cat.add_categories(sorted(set(v) - set(df[col].cat.categories)))
+            new = sorted(set(v) - set(df[col].cat.categories))
+            if new:  # still sorted, as every text column's categories are (_TextColumn)
+                df[col] = df[col].cat.set_categories(sorted([*df[col].cat.categories, *new]))
     for col, value in (
         ("metric", ""),
         ("median", math.nan),
