@@ -135,3 +135,18 @@ def test_a_manifest_whose_complete_is_not_a_boolean_is_an_incomplete_run(tmp_pat
     said = out.out + out.err + (tmp_path / "rep" / "report.md").read_text()
     assert f'"complete" is {value}, not true or false' in said
     assert "treated as incomplete" in said
+
+
+def test_a_file_written_aside_and_interrupted_leaves_the_old_one_and_no_part(tmp_path):
+    """files.written_aside (atomic_write and the store's Parquet files): a write stopped half way
+    (Ctrl-C) leaves the file as it was and no temporary name beside it; a whole write replaces it."""
+    target = tmp_path / "table.parquet"
+    target.write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        with files.written_aside(target) as f:
+            f.write(b"half of the new")
+            raise KeyboardInterrupt
+    assert target.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["table.parquet"]
+    with files.written_aside(target) as f:
+        f.write(b"new")
+    assert target.read_bytes() == b"new" and sorted(p.name for p in tmp_path.iterdir()) == ["table.parquet"]

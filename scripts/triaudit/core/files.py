@@ -7,24 +7,35 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Writes `data` to `path` through a temporary file in the same folder, renamed when whole (an
-    interrupted write leaves the old file, or none, never a part)."""
+@contextmanager
+def written_aside(path: Path) -> Iterator[BinaryIO]:
+    """A binary file to write `path` through: a temporary name in the same folder, synced and
+    renamed over `path` when the block ends whole; on any error (Ctrl-C included) it is removed
+    and `path` is as it was."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         with open(tmp, "wb") as f:
-            f.write(raw)
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Writes `data` to `path` through a temporary file in the same folder, renamed when whole (an
+    interrupted write leaves the old file, or none, never a part)."""
+    with written_aside(path) as f:
+        f.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def append_text(path: Path, text: str) -> None:

@@ -63,15 +63,30 @@ def part_files(store: Store, dataset: str) -> list[Path]:
     return sorted(p for p in store.dataset(dataset).glob("card=*/night=*/*.parquet") if not p.name.startswith("."))
 
 
-def read_catalog(store: Store) -> dict[str, StoredRun]:
-    """The store's runs, the newest version of each (a run added again after its folder changed);
-    of two copies of one version (a night being merged) the merged one."""
+def _check_meta(store: Store) -> None:
+    """A store.json of another format: the store is left to `store rebuild`, the JSON files read."""
     meta = store.meta()
     if meta.get("format") not in (None, FORMAT):
         raise StoreUnusable(
             f"{store.dir}: format {meta.get('format')}, this triaudit reads {FORMAT} "
             f"(triaudit store rebuild {store.root})"
         )
+
+
+def _check_rows(store: Store, got) -> None:
+    """`runs` rows written by another format (a store half rebuilt by another triaudit)."""
+    formats = set(got.column("format").unique().to_pylist())
+    if formats != {FORMAT}:
+        raise StoreUnusable(
+            f"{store.dir}: holds format(s) {sorted(map(str, formats))}, this triaudit reads {FORMAT} "
+            f"(triaudit store rebuild {store.root})"
+        )
+
+
+def read_catalog(store: Store) -> dict[str, StoredRun]:
+    """The store's runs, the newest version of each (a run added again after its folder changed);
+    of two copies of one version (a night being merged) the merged one."""
+    _check_meta(store)
     files = part_files(store, "runs")
     if not files:
         return {}
@@ -81,12 +96,7 @@ def read_catalog(store: Store) -> dict[str, StoredRun]:
         )
     except Exception as exc:  # a damaged or vanished file (merged meanwhile): said, and the JSON files read
         raise StoreUnusable(f"{store.dir}: cannot be read ({str(exc).splitlines()[0]})") from None
-    formats = set(got.column("format").unique().to_pylist())
-    if formats != {FORMAT}:
-        raise StoreUnusable(
-            f"{store.dir}: holds format(s) {sorted(map(str, formats))}, this triaudit reads {FORMAT} "
-            f"(triaudit store rebuild {store.root})"
-        )
+    _check_rows(store, got)
     return _stored(got)
 
 
@@ -134,12 +144,7 @@ def read_newest(store: Store, scope: str) -> Newest | None:
     of, chosen by the engine, so that a year of nights costs what one does. Each host's newest is
     the newest by start, name and folder (gate_facts.newest_runs' order, which the gate applies
     again to what is kept). None when the store holds no run there."""
-    meta = store.meta()
-    if meta.get("format") not in (None, FORMAT):
-        raise StoreUnusable(
-            f"{store.dir}: format {meta.get('format')}, this triaudit reads {FORMAT} "
-            f"(triaudit store rebuild {store.root})"
-        )
+    _check_meta(store)
     files = part_files(store, "runs")
     if not files:
         return None
@@ -172,12 +177,7 @@ def read_newest(store: Store, scope: str) -> Newest | None:
         raise StoreUnusable(f"{store.dir}: cannot be read ({str(exc).splitlines()[0]})") from None
     if got.num_rows == 0:
         return None
-    formats = set(got.column("format").unique().to_pylist())
-    if formats != {FORMAT}:
-        raise StoreUnusable(
-            f"{store.dir}: holds format(s) {sorted(map(str, formats))}, this triaudit reads {FORMAT} "
-            f"(triaudit store rebuild {store.root})"
-        )
+    _check_rows(store, got)
     con.register(name, got)
     try:
         # Per host: its number of runs, the names of its newest KEEP_NAMES and its newest folder, by

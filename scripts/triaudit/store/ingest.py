@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from triaudit import __version__
+from triaudit.core.files import atomic_write, written_aside
 from triaudit.results.reading import Reading, _why_unreadable
 from triaudit.results.runs import RunInfo, read_run
 from triaudit.results.samples import file_samples
@@ -199,16 +200,8 @@ def _typed(table: pa.Table | None) -> pa.Table | None:
 def write_table(table: pa.Table, target: Path) -> None:
     """One Parquet file, written aside (a hidden name beside it), synced, renamed into place."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            pq.write_table(table, f, compression="zstd", row_group_size=131072)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with written_aside(target) as f:
+        pq.write_table(table, f, compression="zstd", row_group_size=131072)
 
 
 def ensure_store(store: Store) -> None:
@@ -217,9 +210,7 @@ def ensure_store(store: Store) -> None:
     if meta.is_file():
         return
     store.dir.mkdir(parents=True, exist_ok=True)
-    tmp = meta.with_name(f".{META}.{os.getpid()}.tmp")
-    tmp.write_text(dumps({"format": FORMAT, "made_by": f"triaudit {__version__}"}) + "\n", encoding="utf-8")
-    os.replace(tmp, meta)
+    atomic_write(meta, dumps({"format": FORMAT, "made_by": f"triaudit {__version__}"}) + "\n")
 
 
 def _names(store: Store) -> set[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,22 +146,19 @@ def _scan(folder: Path, base: Path) -> tuple[list[Path], list[tuple[Path, str]]]
         found += [join(here, n) for n in names if n.endswith(".json")]
         found += [join(here, d) for d in dirs if d.endswith(".json")]  # rglob names folders too
         dirs[:] = [d for d in dirs if not d.startswith(".")]  # under a hidden part: never a result
-    files, skipped = [], []
-    for text in sorted(found, key=parts_key):
-        f = Path(text)
-        if f.name == "manifest.json" or f.name.startswith("."):
-            continue
-        if f.is_file():
-            files.append(f)
-        elif f.is_symlink():
-            skipped.append((f, _why_unreadable(f)))
-    return files, skipped
+    return _result_files(Path(text) for text in sorted(found, key=parts_key))
 
 
 def _direct(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """The result files right in a folder (as _scan finds them there)."""
+    return _result_files(sorted(folder.glob("*.json")))
+
+
+def _result_files(candidates: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Of `.json` paths in order: the result files (never a manifest or a hidden file), and the
+    links that lead nowhere, as (path, why)."""
     files, skipped = [], []
-    for f in sorted(folder.glob("*.json")):
+    for f in candidates:
         if f.name == "manifest.json" or f.name.startswith("."):
             continue
         if f.is_file():
