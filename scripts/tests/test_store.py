@@ -488,3 +488,24 @@ def test_run_all_gpus_adds_its_run_to_the_store(tmp_path, monkeypatch):
     assert (results / run.rel / "manifest.json").is_file()
     a, b = _both(monkeypatch, lambda: S.open_source([results]).load())
     _assert_same_results(a, b)
+
+
+def test_a_store_that_cannot_take_a_run_leaves_the_run_and_says_so(tmp_path, monkeypatch):
+    """The run is whole in its folder before it is added: an engine error while adding it (here
+    pyarrow refusing a table) is one line naming the run and `store update`, never a traceback
+    after a run that went well, and the store holds no part of it."""
+    import pyarrow as pa
+
+    from triaudit.store import hooks, ingest
+
+    run = node_run(tmp_path / "results", host="synthetic-node-0", gpus=2)
+
+    def refused(table, target):
+        raise pa.ArrowInvalid("synthetic: a column this pyarrow cannot write")
+
+    monkeypatch.setattr(ingest, "write_table", refused)
+    said = []
+    hooks.add_after_writing(tmp_path / "results", run, said.append)
+    assert len(said) == 1 and str(run) in said[0] and "ArrowInvalid" in said[0] and "store update" in said[0]
+    store = tmp_path / "results" / STORE_DIR
+    assert not list(store.rglob("*.parquet"))

@@ -28,6 +28,11 @@ def add_after_writing(results: Path, run_dir: Path | None, say) -> None:
         add_run(store, Path(run_dir))
     except (LoadError, OSError) as exc:  # the run is written; only its index entry is not
         say(f"results store: {run_dir} not added ({exc}); `triaudit store update {results}` adds it later")
+    except Exception as exc:  # the engine's own errors (pyarrow, DuckDB): the run stands, said with its type
+        say(
+            f"results store: {run_dir} not added ({type(exc).__name__}: {exc}); "
+            f"`triaudit store update {results}` adds it later"
+        )
 
 
 def add_job(job_dir: Path, say) -> None:
@@ -43,8 +48,11 @@ def add_job(job_dir: Path, say) -> None:
 
     try:
         got = update(Path(job_dir))
-    except OSError as exc:
-        say(f"results store: not updated ({exc}); `triaudit store update {job_dir}` adds the job's runs later")
+    except Exception as exc:  # OSError, or the engine's own (pyarrow, DuckDB): the job's runs stand
+        say(
+            f"results store: not updated ({type(exc).__name__}: {exc}); "
+            f"`triaudit store update {job_dir}` adds the job's runs later"
+        )
         return
     for p in got["problems"]:
         say(f"results store: {p}")
